@@ -1,0 +1,76 @@
+// cli/cli.cpp — the `archdb` application: global options, subcommands, and the one place where errors
+// become a one-line message and an exit code.
+#include "cli/cli.h"
+
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "db/column.h"
+#include "probe/toolchain.h"
+#include "support/error.h"
+
+namespace archdb::cli {
+
+namespace {
+constexpr const char* kFooter = R"(Exit codes:
+  0  success
+  1  a check found differences (regen --check, coverage, compare)
+  2  usage: bad flag, unknown flavor, target or key
+  3  bad input: malformed catalog, corrupt data file, corrupt or foreign database
+  4  the probe could not measure (probe_error cells, or a flavor this build does not link)
+  5  internal error
+
+Defaults: --db $ARCHDB_DB or <build dir>/archdb.sqlite (created from data/ on first use);
+          --data $ARCHDB_DATA or <checkout>/data.)";
+
+std::string version_text() {
+  initialize_amdgpu();
+  const ToolchainInfo& tc = linked_toolchain();
+  return "archdb " ARCHDB_VERSION " (generator " + std::to_string(Provenance::kGeneratorVersion) + "), linked with " +
+         tc.identity + " (flavor " + tc.flavor() + ")";
+}
+}  // namespace
+
+int run(int argc, char** argv) {
+  Context context = Context::with_defaults();
+  int exit_code = kExitOk;
+  CLI::App app{"archdb: which LLVM intrinsics each AMD GPU target can lower, per LLVM version, with evidence"};
+  app.name("archdb");
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.add_option("--db", context.db, "the SQLite database");
+  app.add_option("--data", context.data, "the folder of committed columns (data/<flavor>/)");
+  app.add_option("--catalog", context.catalog, "the decl-key catalog");
+  app.add_option("--targets-file", context.targets_file, "the wired target list");
+  app.add_flag_callback("--version", [] { throw CLI::CallForVersion(version_text(), 0); }, "print the version and exit");
+
+  add_regen(app, context, exit_code);
+  add_coverage(app, context, exit_code);
+  add_query(app, context, exit_code);
+  add_transfer(app, context, exit_code);
+  add_runs(app, context, exit_code);
+  add_intrinsic(app, context, exit_code);
+  add_bench(app, context, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForVersion& e) {
+    std::printf("%s\n", e.what());
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitUsage;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "archdb: %s\n", e.what());
+    return e.code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "archdb: internal error: %s\n", e.what());
+    return kExitInternal;
+  }
+  return exit_code;
+}
+
+}  // namespace archdb::cli

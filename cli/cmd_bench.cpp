@@ -1,0 +1,32 @@
+// cli/cmd_bench.cpp — `archdb bench`: see bench/bench.h.
+#include "bench/bench.h"
+#include "cli/commands.h"
+#include "probe/toolchain.h"
+#include "support/error.h"
+
+namespace archdb::cli {
+
+void add_bench(CLI::App& app, Context& context, int& exit_code) {
+  auto opts = std::make_shared<BenchOptions>();
+  auto targets = std::make_shared<std::string>();
+  CLI::App* sub = app.add_subcommand(
+      "bench", "Benchmark: the whole column in process (median of --repeat) against the subprocess method "
+               "(clang -x ir -O0 -nogpulib + ld.lld per cell) on the same cells, and peak memory");
+  sub->add_option("--repeat", opts->repeat, "in-process runs; the median is reported")->default_val(3);
+  sub->add_option("--jobs,-j", opts->jobs, "workers (both methods)");
+  sub->add_option("--clang", opts->clang, "the clang driver of the subprocess method")->default_val("");
+  sub->add_option("--every", opts->subprocess_every, "subprocess method on every n-th cell only (extrapolated)")
+      ->default_val(1);
+  sub->add_option("--targets", *targets, "targets (default: all wired)");
+  sub->callback([&context, &exit_code, opts, targets] {
+    const ToolchainInfo& tc = linked_toolchain();
+    opts->flavor = tc.flavor();
+    if (opts->clang.empty()) opts->clang = "clang-" + std::to_string(tc.llvm_major);
+    Catalog catalog = context.load_catalog();
+    TargetList wired = context.load_targets();
+    opts->targets = select_scope(catalog, wired, "", *targets).targets;
+    exit_code = run_bench(catalog, *opts);
+  });
+}
+
+}  // namespace archdb::cli

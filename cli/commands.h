@@ -1,0 +1,27 @@
+// cli/commands.h — the subcommands of `archdb`, each registered on the CLI11 app by its own file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace archdb::cli {
+
+// Each adds one subcommand whose callback sets `exit_code`.
+void add_regen(CLI::App& app, Context& context, int& exit_code);
+void add_query(CLI::App& app, Context& context, int& exit_code);
+void add_coverage(CLI::App& app, Context& context, int& exit_code);
+void add_transfer(CLI::App& app, Context& context, int& exit_code);  // import, export
+void add_runs(CLI::App& app, Context& context, int& exit_code);
+void add_intrinsic(CLI::App& app, Context& context, int& exit_code);
+void add_bench(CLI::App& app, Context& context, int& exit_code);
+
+// Shared by regen and bench: the catalog entries and targets a measurement covers.
+struct Scope {
+  std::vector<const CatalogEntry*> entries;
+  std::vector<std::string> targets;
+};
+Scope select_scope(const Catalog& catalog, const TargetList& wired, const std::string& only,
+                   const std::string& targets);
+
+}  // namespace archdb::cli

@@ -1,0 +1,49 @@
+// cli/context.cpp — default locations and opening of the store (see context.h).
+#include "cli/context.h"
+
+#include <cstdlib>
+
+namespace archdb::cli {
+
+namespace {
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+}  // namespace
+
+Context Context::with_defaults() {
+  Context c;
+  const std::string source = ARCHDB_SOURCE_DIR;
+  c.db = env_or("ARCHDB_DB", std::string(ARCHDB_BINARY_DIR) + "/archdb.sqlite");
+  c.data = env_or("ARCHDB_DATA", source + "/data");
+  c.catalog = source + "/schema/catalog.txt";
+  c.targets_file = source + "/schema/targets.txt";
+  return c;
+}
+
+Catalog Context::load_catalog() const { return archdb::load_catalog(catalog); }
+TargetList Context::load_targets() const { return archdb::load_targets(targets_file); }
+
+std::unique_ptr<Store> Context::open_store(const std::string& except) const {
+  auto store = Store::open(db);
+  store->mark_interrupted_runs();
+  sync_store_from_data(*store, data, except);
+  return store;
+}
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    std::string part = s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    size_t b = part.find_first_not_of(" \t"), e = part.find_last_not_of(" \t");
+    if (b != std::string::npos) out.push_back(part.substr(b, e - b + 1));
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+}  // namespace archdb::cli

@@ -1,0 +1,31 @@
+// cli/context.h — what every subcommand shares: where the store, the committed columns, the catalog and the
+// target list are, and opening them the same way each time.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "db/store.h"
+#include "schema/catalog.h"
+#include "schema/targets.h"
+
+namespace archdb::cli {
+
+struct Context {
+  std::string db;            // --db; default: $ARCHDB_DB, else <build dir>/archdb.sqlite
+  std::string data;          // --data; default: $ARCHDB_DATA, else <checkout>/data
+  std::string catalog;       // --catalog; default: <checkout>/schema/catalog.txt
+  std::string targets_file;  // --targets-file; default: <checkout>/schema/targets.txt
+
+  static Context with_defaults();
+  Catalog load_catalog() const;
+  TargetList load_targets() const;
+  // Opens the store and brings it up to date with the committed columns (except `except`).
+  std::unique_ptr<Store> open_store(const std::string& except = "") const;
+};
+
+// Splits "a,b,c" (empty pieces dropped).
+std::vector<std::string> split_list(const std::string& s);
+
+}  // namespace archdb::cli

@@ -1,0 +1,131 @@
+// db/column_files.cpp — reading, validating and writing data/<flavor>/ (see column_files.h).
+#include "db/column_files.h"
+
+#include <unistd.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "support/error.h"
+#include "support/files.h"
+
+namespace archdb {
+namespace fs = std::filesystem;
+
+namespace {
+constexpr auto kReplaceInvalid = nlohmann::json::error_handler_t::replace;
+}
+
+std::string render_column_json(const Column& column) {
+  return provenance_to_json(column.provenance).dump(2, ' ', false, kReplaceInvalid) + "\n";
+}
+
+std::string render_cells_jsonl(const Column& column) {
+  std::string out;
+  for (const auto& c : column.cells) out += cell_to_json(c).dump(-1, ' ', false, kReplaceInvalid) + "\n";
+  return out;
+}
+
+Column parse_column(const std::string& column_json, const std::string& cells_jsonl, const std::string& dir_label) {
+  const std::string cj = dir_label + "/column.json";
+  const std::string cl = dir_label + "/cells.jsonl";
+  Column column;
+  try {
+    column.provenance = provenance_from_json(nlohmann::json::parse(column_json));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw input_error(cj + ": invalid JSON: " + e.what());
+  } catch (const std::invalid_argument& e) {
+    throw input_error(cj + ": " + e.what());
+  }
+  std::string folder = fs::path(dir_label).filename().string();
+  if (column.provenance.flavor != folder)
+    throw input_error(cj + ": provenance names flavor '" + column.provenance.flavor + "' but the folder is '" +
+                      folder + "'");
+  std::set<std::string> targets(column.provenance.targets.begin(), column.provenance.targets.end());
+  size_t pos = 0;
+  int lineno = 0;
+  const Cell* prev = nullptr;
+  while (pos < cells_jsonl.size()) {
+    size_t nl = cells_jsonl.find('\n', pos);
+    ++lineno;
+    std::string where = cl + ":" + std::to_string(lineno) + ": ";
+    if (nl == std::string::npos) throw input_error(where + "last line is not terminated by a newline");
+    std::string line = cells_jsonl.substr(pos, nl - pos);
+    pos = nl + 1;
+    Cell cell;
+    try {
+      cell = cell_from_json(nlohmann::json::parse(line));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw input_error(where + "invalid JSON: " + e.what());
+    } catch (const std::invalid_argument& e) {
+      throw input_error(where + e.what());
+    }
+    if (!targets.count(cell.target))
+      throw input_error(where + "target '" + cell.target + "' is not in column.json's target list");
+    if (prev) {
+      if (prev->key == cell.key && prev->target == cell.target)
+        throw input_error(where + "duplicate cell " + cell.key + "/" + cell.target);
+      bool ordered = prev->key != cell.key ? prev->key < cell.key : prev->target < cell.target;
+      if (!ordered) throw input_error(where + "cells are not sorted by key then target at " + cell.key + "/" + cell.target);
+    }
+    column.cells.push_back(std::move(cell));
+    prev = &column.cells.back();
+  }
+  Provenance stated = column.provenance;
+  column.recount();
+  if (stated.counts != column.provenance.counts || stated.keys != column.provenance.keys)
+    throw input_error(cj + ": counts and keys disagree with cells.jsonl (" + std::to_string(column.cells.size()) +
+                      " cells of " + std::to_string(column.provenance.keys) + " keys)");
+  return column;
+}
+
+Column read_column_dir(const fs::path& dir) {
+  std::string label = dir.lexically_normal().string();
+  if (!label.empty() && label.back() == '/') label.pop_back();
+  return parse_column(read_file(dir / "column.json"), read_file(dir / "cells.jsonl"), label);
+}
+
+void write_column_dir(const fs::path& data_root, const Column& column) {
+  fs::create_directories(data_root);
+  fs::path target = data_root / column.provenance.flavor;
+  recover_directory(target);
+  fs::path staged = data_root / ("." + column.provenance.flavor + ".staged-" + std::to_string(::getpid()));
+  fs::remove_all(staged);
+  fs::create_directories(staged);
+  write_file_atomically(staged / "column.json", render_column_json(column));
+  write_file_atomically(staged / "cells.jsonl", render_cells_jsonl(column));
+  replace_directory(staged, target);
+}
+
+std::vector<std::string> list_column_dirs(const fs::path& data_root) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (!fs::is_directory(data_root, ec)) return out;
+  for (const auto& e : fs::directory_iterator(data_root)) {
+    std::string name = e.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    if (e.is_directory() && fs::exists(e.path() / "column.json")) out.push_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+namespace {
+std::string digest_of(const std::string& column_json, const std::string& cells_jsonl) {
+  return digest_hex("column.json\n" + column_json + "\ncells.jsonl\n" + cells_jsonl + "\n");
+}
+std::string read_if_present(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec) ? read_file(p) : "";
+}
+}  // namespace
+
+std::string column_dir_digest(const fs::path& dir) {
+  return digest_of(read_if_present(dir / "column.json"), read_if_present(dir / "cells.jsonl"));
+}
+
+std::string column_digest(const Column& column) {
+  return digest_of(render_column_json(column), render_cells_jsonl(column));
+}
+
+}  // namespace archdb

@@ -1,0 +1,390 @@
+// db/store.cpp — the SQLite store (see store.h). Invariants on the data are stated in the schema
+// (schema/migrations/); this file keeps the ones about transactions: every public write is one
+// BEGIN IMMEDIATE ... COMMIT, rolled back on any error.
+#include "db/store.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#include "db/column_files.h"
+#include "schema/migrations.h"
+#include "support/files.h"
+#include "support/error.h"
+
+namespace archdb {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kApplicationId = 0x61726462;  // "ardb"
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
+      throw internal_error(std::string("database: cannot prepare statement: ") + sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt& bind(int i, const std::string& v) {
+    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  Stmt& bind_or_null(int i, const std::string& v) {
+    if (v.empty()) sqlite3_bind_null(s_, i);
+    else bind(i, v);
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    sqlite3_bind_int64(s_, i, v);
+    return *this;
+  }
+  Stmt& bind(int i, std::optional<int64_t> v) {
+    if (v) sqlite3_bind_int64(s_, i, *v);
+    else sqlite3_bind_null(s_, i);
+    return *this;
+  }
+  bool step() {
+    int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw Error(rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? kExitBadInput : kExitInternal,
+                std::string("database: ") + sqlite3_errmsg(db_));
+  }
+  void run() {
+    while (step()) {
+    }
+    sqlite3_reset(s_);
+    sqlite3_clear_bindings(s_);
+  }
+  std::string text(int col) const {
+    const unsigned char* t = sqlite3_column_text(s_, col);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+  int64_t integer(int col) const { return sqlite3_column_int64(s_, col); }
+  bool is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+void exec(sqlite3* db, const std::string& sql, const fs::path& path) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    int code = sqlite3_errcode(db);
+    throw Error(code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? kExitBadInput : kExitInternal,
+                path.string() + ": " + msg);
+  }
+}
+
+// BEGIN IMMEDIATE on construction; ROLLBACK unless commit() ran.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, const fs::path& path) : db_(db), path_(path) { exec(db_, "BEGIN IMMEDIATE", path_); }
+  ~Transaction() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void commit() {
+    exec(db_, "COMMIT", path_);
+    done_ = true;
+  }
+
+ private:
+  sqlite3* db_;
+  const fs::path& path_;
+  bool done_ = false;
+};
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+Origin parse_origin(const std::string& s) {
+  if (s == "imported") return Origin::kImported;
+  if (s == "descriptor") return Origin::kDescriptor;
+  return Origin::kMeasured;
+}
+
+Cell read_cell(const Stmt& q) {
+  Cell c;
+  c.key = q.text(0);
+  c.target = q.text(1);
+  c.status = parse_status(q.text(2)).value_or(Status::kProbeError);
+  c.intrinsic = q.text(3);
+  c.evidence = q.text(4);
+  if (!q.is_null(5)) {
+    for (const auto& m : nlohmann::json::parse(q.text(5))) c.lowered_to.push_back(m.get<std::string>());
+  }
+  if (!q.is_null(6)) c.imm = q.integer(6);
+  c.mc_check = q.text(7);
+  c.note = q.text(8);
+  return c;
+}
+
+constexpr const char* kCellColumns =
+    "decl_key, target, status, intrinsic, evidence, lowered_to, imm, mc_check, note";
+
+}  // namespace
+
+std::string_view origin_name(Origin o) {
+  switch (o) {
+    case Origin::kMeasured: return "measured";
+    case Origin::kImported: return "imported";
+    case Origin::kDescriptor: return "descriptor";
+  }
+  return "?";
+}
+
+std::unique_ptr<Store> Store::open(const fs::path& path) {
+  if (path.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+  }
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw input_error(path.string() + ": cannot open database: " + msg);
+  }
+  std::unique_ptr<Store> store(new Store(path, db));
+  sqlite3_busy_timeout(db, 10000);
+  sqlite3_extended_result_codes(db, 0);
+  try {
+    store->check_integrity();
+    exec(db, "PRAGMA journal_mode=WAL", path);
+    exec(db, "PRAGMA synchronous=NORMAL", path);
+    exec(db, "PRAGMA foreign_keys=ON", path);
+    store->migrate();
+  } catch (const Error& e) {
+    if (e.code() == kExitInternal && sqlite3_errcode(db) == SQLITE_NOTADB)
+      throw input_error(path.string() + ": not an archdb database (file is not a database)");
+    throw;
+  }
+  return store;
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+void Store::check_integrity() {
+  // quick_check reads every page: a corrupt or foreign file fails here, before anything is written.
+  Stmt check(db_, "PRAGMA quick_check");
+  std::string first;
+  try {
+    if (check.step()) first = check.text(0);
+  } catch (const Error& e) {
+    throw input_error(path_.string() + ": not a usable archdb database (" + e.what() + ")");
+  }
+  if (first != "ok") throw input_error(path_.string() + ": database is corrupt (" + first + ")");
+  Stmt app(db_, "PRAGMA application_id");
+  app.step();
+  int64_t app_id = app.integer(0);
+  Stmt ver(db_, "PRAGMA user_version");
+  ver.step();
+  int64_t version = ver.integer(0);
+  Stmt tables(db_, "SELECT count(*) FROM sqlite_schema");
+  tables.step();
+  int64_t n = tables.integer(0);
+  if ((version > 0 || n > 0) && app_id != kApplicationId)
+    throw input_error(path_.string() + ": not an archdb database (a SQLite file of another application)");
+}
+
+int Store::schema_version() const {
+  Stmt ver(db_, "PRAGMA user_version");
+  ver.step();
+  return static_cast<int>(ver.integer(0));
+}
+
+void Store::migrate() {
+  const auto& migrations = schema_migrations();
+  int version = schema_version();
+  int latest = migrations.empty() ? 0 : migrations.back().version;
+  if (version > latest)
+    throw input_error(path_.string() + ": database schema version " + std::to_string(version) +
+                      " is newer than this archdb understands (" + std::to_string(latest) + ")");
+  for (const auto& m : migrations) {
+    if (m.version <= version) continue;
+    Transaction tx(db_, path_);
+    exec(db_, std::string(m.sql), path_);
+    exec(db_, "PRAGMA user_version=" + std::to_string(m.version), path_);
+    exec(db_, "PRAGMA application_id=" + std::to_string(kApplicationId), path_);
+    tx.commit();
+  }
+}
+
+std::vector<FlavorRow> Store::flavors() const {
+  std::vector<FlavorRow> out;
+  Stmt q(db_, "SELECT name, origin, provenance, source_digest, run_id FROM flavor ORDER BY name");
+  while (q.step()) {
+    FlavorRow r;
+    r.name = q.text(0);
+    r.origin = parse_origin(q.text(1));
+    r.provenance = q.text(2);
+    r.source_digest = q.text(3);
+    if (!q.is_null(4)) r.run_id = q.integer(4);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::optional<FlavorRow> Store::flavor(const std::string& name) const {
+  for (auto& r : flavors())
+    if (r.name == name) return r;
+  return std::nullopt;
+}
+
+std::vector<Cell> Store::cells(const std::string& flavor) const {
+  std::vector<Cell> out;
+  Stmt q(db_, (std::string("SELECT ") + kCellColumns + " FROM cell WHERE flavor = ?1 ORDER BY decl_key, target").c_str());
+  q.bind(1, flavor);
+  while (q.step()) out.push_back(read_cell(q));
+  return out;
+}
+
+std::vector<Cell> Store::cells_for_key(const std::string& flavor, const std::string& key) const {
+  std::vector<Cell> out;
+  Stmt q(db_, (std::string("SELECT ") + kCellColumns +
+               " FROM cell WHERE flavor = ?1 AND decl_key = ?2 ORDER BY target").c_str());
+  q.bind(1, flavor).bind(2, key);
+  while (q.step()) out.push_back(read_cell(q));
+  return out;
+}
+
+void Store::write_column_rows(const std::string& name, Origin origin, const std::string& provenance,
+                              const std::vector<Cell>& cells, const std::string& source_digest,
+                              std::optional<int64_t> run_id) {
+  Stmt del(db_, "DELETE FROM flavor WHERE name = ?1");
+  del.bind(1, name).run();
+  Stmt ins(db_, "INSERT INTO flavor(name, origin, provenance, source_digest, run_id) VALUES (?1, ?2, ?3, ?4, ?5)");
+  ins.bind(1, name).bind(2, std::string(origin_name(origin))).bind(3, provenance).bind_or_null(4, source_digest);
+  ins.bind(5, run_id).run();
+  Stmt key(db_, "INSERT OR IGNORE INTO decl_key(name) VALUES (?1)");
+  Stmt target(db_, "INSERT OR IGNORE INTO target(name) VALUES (?1)");
+  Stmt cell(db_,
+            "INSERT INTO cell(flavor, decl_key, target, status, intrinsic, evidence, lowered_to, imm, mc_check, note) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  for (const auto& c : cells) {
+    if (c.status == Status::kProbeError)
+      throw internal_error("refusing to store a probe_error cell (" + c.key + "/" + c.target + ")");
+    key.bind(1, c.key).run();
+    target.bind(1, c.target).run();
+    cell.bind(1, name).bind(2, c.key).bind(3, c.target).bind(4, std::string(status_name(c.status)));
+    cell.bind(5, c.intrinsic).bind_or_null(6, c.evidence);
+    if (c.status == Status::kOk && origin != Origin::kImported)
+      cell.bind(7, nlohmann::json(c.lowered_to).dump());
+    else
+      cell.bind_or_null(7, "");
+    cell.bind(8, c.imm).bind_or_null(9, c.mc_check).bind_or_null(10, c.note);
+    cell.run();
+  }
+}
+
+void Store::replace_column(const std::string& name, Origin origin, const std::string& provenance,
+                           const std::vector<Cell>& cells, const std::string& source_digest,
+                           std::optional<int64_t> run_id) {
+  Transaction tx(db_, path_);
+  write_column_rows(name, origin, provenance, cells, source_digest, run_id);
+  tx.commit();
+}
+
+void Store::remove_column(const std::string& name) {
+  Transaction tx(db_, path_);
+  Stmt del(db_, "DELETE FROM flavor WHERE name = ?1");
+  del.bind(1, name).run();
+  tx.commit();
+}
+
+int64_t Store::start_run(const std::string& flavor, const std::string& kind, const std::string& toolchain_json) {
+  Transaction tx(db_, path_);
+  Stmt ins(db_, "INSERT INTO run(flavor, kind, started_at, pid, toolchain, outcome) VALUES (?1, ?2, ?3, ?4, ?5, 'running')");
+  ins.bind(1, flavor).bind(2, kind).bind(3, utc_now()).bind(4, static_cast<int64_t>(::getpid())).bind(5, toolchain_json);
+  ins.run();
+  int64_t id = sqlite3_last_insert_rowid(db_);
+  tx.commit();
+  return id;
+}
+
+void Store::finish_run(int64_t id, const std::string& outcome, const std::string& counts_json,
+                       const std::string& message) {
+  Transaction tx(db_, path_);
+  Stmt up(db_, "UPDATE run SET outcome = ?2, ended_at = ?3, counts = ?4, message = ?5 WHERE id = ?1");
+  up.bind(1, id).bind(2, outcome).bind(3, utc_now()).bind_or_null(4, counts_json).bind_or_null(5, message).run();
+  tx.commit();
+}
+
+void Store::finish_measured_run(int64_t id, const Column& column, const std::string& provenance_json,
+                                const std::string& source_digest, const std::string& counts_json) {
+  Transaction tx(db_, path_);
+  write_column_rows(column.provenance.flavor, Origin::kMeasured, provenance_json, column.cells, source_digest, id);
+  Stmt up(db_, "UPDATE run SET outcome = 'ok', ended_at = ?2, counts = ?3 WHERE id = ?1");
+  up.bind(1, id).bind(2, utc_now()).bind(3, counts_json).run();
+  tx.commit();
+}
+
+void Store::mark_interrupted_runs() {
+  std::vector<int64_t> stale;
+  {
+    Stmt q(db_, "SELECT id, pid FROM run WHERE outcome = 'running'");
+    while (q.step()) {
+      pid_t pid = static_cast<pid_t>(q.integer(1));
+      if (pid != ::getpid() && (::kill(pid, 0) != 0 && errno == ESRCH)) stale.push_back(q.integer(0));
+    }
+  }
+  if (stale.empty()) return;
+  Transaction tx(db_, path_);
+  Stmt up(db_, "UPDATE run SET outcome = 'interrupted', ended_at = ?2, message = 'the process ended before the run finished' WHERE id = ?1");
+  for (int64_t id : stale) up.bind(1, id).bind(2, utc_now()).run();
+  tx.commit();
+}
+
+std::vector<RunRow> Store::runs(int limit) const {
+  std::vector<RunRow> out;
+  Stmt q(db_, "SELECT id, flavor, kind, started_at, ended_at, pid, toolchain, outcome, counts, message FROM run ORDER BY id DESC LIMIT ?1");
+  q.bind(1, static_cast<int64_t>(limit));
+  while (q.step()) {
+    RunRow r;
+    r.id = q.integer(0);
+    r.flavor = q.text(1);
+    r.kind = q.text(2);
+    r.started_at = q.text(3);
+    r.ended_at = q.text(4);
+    r.pid = q.integer(5);
+    r.toolchain = q.text(6);
+    r.outcome = q.text(7);
+    r.counts = q.text(8);
+    r.message = q.text(9);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void sync_store_from_data(Store& store, const fs::path& data_root, const std::string& except) {
+  std::vector<std::string> committed = list_column_dirs(data_root);
+  for (const auto& flavor : committed) {
+    if (flavor == except) continue;
+    fs::path dir = data_root / flavor;
+    recover_directory(dir);
+    std::string digest = column_dir_digest(dir);
+    auto row = store.flavor(flavor);
+    if (row && row->source_digest == digest) continue;
+    Column column = read_column_dir(dir);
+    store.replace_column(flavor, Origin::kMeasured, render_column_json(column), column.cells, digest, std::nullopt);
+  }
+  for (const auto& row : store.flavors()) {
+    if (row.origin == Origin::kImported || row.name == except) continue;
+    if (std::find(committed.begin(), committed.end(), row.name) == committed.end()) store.remove_column(row.name);
+  }
+}
+
+}  // namespace archdb

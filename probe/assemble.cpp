@@ -1,0 +1,125 @@
+// probe/assemble.cpp — in-process assembly with LLVM's MC layer, set up as llvm-mc does (see assemble.h).
+#include "probe/assemble.h"
+
+#include <llvm/MC/MCAsmBackend.h>
+#include <llvm/MC/MCAsmInfo.h>
+#include <llvm/MC/MCCodeEmitter.h>
+#include <llvm/MC/MCContext.h>
+#include <llvm/MC/MCInstrInfo.h>
+#include <llvm/MC/MCObjectFileInfo.h>
+#include <llvm/MC/MCObjectWriter.h>
+#include <llvm/MC/MCParser/MCAsmParser.h>
+#include <llvm/MC/MCParser/MCTargetAsmParser.h>
+#include <llvm/MC/MCRegisterInfo.h>
+#include <llvm/MC/MCStreamer.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/MCTargetOptions.h>
+#include <llvm/Object/ObjectFile.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "probe/llvm_compat.h"
+#include "probe/toolchain.h"
+
+namespace archdb {
+
+struct Assembler::Tables {
+  llvm::MCTargetOptions options;
+  std::unique_ptr<llvm::MCRegisterInfo> registers;
+  std::unique_ptr<llvm::MCAsmInfo> asm_info;
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget;
+  std::unique_ptr<llvm::MCInstrInfo> instructions;
+};
+
+std::vector<std::string> undefined_symbols(const std::string& object, std::string& error) {
+  std::vector<std::string> out;
+  auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(object, "probe.o"));
+  if (!file) {
+    error = llvm::toString(file.takeError());
+    return out;
+  }
+  for (const auto& symbol : (*file)->symbols()) {
+    auto flags = symbol.getFlags();
+    if (!flags) {
+      llvm::consumeError(flags.takeError());
+      continue;
+    }
+    if (!(*flags & llvm::object::SymbolRef::SF_Undefined)) continue;
+    auto name = symbol.getName();
+    if (!name) {
+      llvm::consumeError(name.takeError());
+      continue;
+    }
+    if (!name->empty()) out.push_back(name->str());
+  }
+  return out;
+}
+
+Assembler::Assembler(const std::string& cpu) : tables_(new Tables) {
+  const llvm::Target& target = amdgpu_target();
+  const llvm::Triple& triple = amdgpu_triple();
+  tables_->registers.reset(compat::create_register_info(target, triple));
+  tables_->asm_info.reset(compat::create_asm_info(target, *tables_->registers, triple, tables_->options));
+  tables_->subtarget.reset(compat::create_subtarget_info(target, triple, cpu));
+  tables_->instructions.reset(target.createMCInstrInfo());
+}
+
+Assembler::~Assembler() = default;
+
+namespace {
+struct DiagnosticSink {
+  std::vector<std::string>* errors;
+};
+
+void collect_diagnostic(const llvm::SMDiagnostic& d, void* context) {
+  if (d.getKind() != llvm::SourceMgr::DK_Error) return;
+  auto* sink = static_cast<DiagnosticSink*>(context);
+  std::string msg = d.getMessage().str();
+  std::string line = d.getLineContents().str();
+  size_t b = line.find_first_not_of(" \t");
+  if (b != std::string::npos) msg += ": " + line.substr(b);
+  sink->errors->push_back(msg);
+}
+}  // namespace
+
+AssemblyResult Assembler::assemble(const std::string& text) const {
+  AssemblyResult result;
+  const llvm::Target& target = amdgpu_target();
+  const llvm::Triple& triple = amdgpu_triple();
+  llvm::SourceMgr sources;
+  sources.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, "probe.s"), llvm::SMLoc());
+  DiagnosticSink sink{&result.errors};
+  sources.setDiagHandler(collect_diagnostic, &sink);
+
+  llvm::MCContext context(triple, tables_->asm_info.get(), tables_->registers.get(), tables_->subtarget.get(),
+                          &sources, &tables_->options);
+  std::unique_ptr<llvm::MCObjectFileInfo> file_info(target.createMCObjectFileInfo(context, /*PIC=*/false));
+  context.setObjectFileInfo(file_info.get());
+
+  llvm::SmallString<8192> object;
+  llvm::raw_svector_ostream object_stream(object);
+  llvm::MCCodeEmitter* emitter = target.createMCCodeEmitter(*tables_->instructions, context);
+  llvm::MCAsmBackend* backend = target.createMCAsmBackend(*tables_->subtarget, *tables_->registers, tables_->options);
+  std::unique_ptr<llvm::MCStreamer> streamer(target.createMCObjectStreamer(
+      triple, context, std::unique_ptr<llvm::MCAsmBackend>(backend), backend->createObjectWriter(object_stream),
+      std::unique_ptr<llvm::MCCodeEmitter>(emitter), *tables_->subtarget));
+  std::unique_ptr<llvm::MCAsmParser> parser(llvm::createMCAsmParser(sources, context, *streamer, *tables_->asm_info));
+  std::unique_ptr<llvm::MCTargetAsmParser> target_parser(
+      target.createMCAsmParser(*tables_->subtarget, *parser, *tables_->instructions, tables_->options));
+  parser->setTargetParser(*target_parser);
+  bool failed = parser->Run(/*NoInitialTextSection=*/false);
+  if (failed || !result.errors.empty()) return result;
+  streamer.reset();  // finishes the object
+
+  std::string error;
+  result.undefined_symbols = undefined_symbols(std::string(object.data(), object.size()), error);
+  if (!error.empty()) {
+    result.errors.push_back("the assembler wrote an unreadable object: " + error);
+    return result;
+  }
+  result.object_written = true;
+  return result;
+}
+
+}  // namespace archdb

@@ -1,0 +1,352 @@
+// probe/pool.cpp — forking, feeding, watching and reaping workers (see pool.h).
+#include "probe/pool.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
+#include "support/error.h"
+
+namespace archdb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Grace the parent allows beyond the worker's own alarm before it kills the worker itself.
+constexpr int kWatchdogGraceS = 15;
+
+int cgroup_v2_limit() {
+  std::ifstream self("/proc/self/cgroup");
+  std::string line, path;
+  while (std::getline(self, line))
+    if (line.rfind("0::", 0) == 0) path = line.substr(3);
+  if (path.empty()) return 0;
+  int best = 0;
+  // Every level of the hierarchy may cap the quota; the tightest one applies.
+  for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
+    std::ifstream max("/sys/fs/cgroup" + p + "/cpu.max");
+    std::string quota;
+    long period = 0;
+    if (max >> quota >> period && quota != "max" && period > 0) {
+      int n = static_cast<int>(std::ceil(std::stod(quota) / static_cast<double>(period)));
+      if (n > 0 && (best == 0 || n < best)) best = n;
+    }
+    if (p.empty() || p == "/") break;
+  }
+  return best;
+}
+
+int cgroup_v1_limit() {
+  std::ifstream q("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), p("/sys/fs/cgroup/cpu/cpu.cfs_period_us");
+  long quota = 0, period = 0;
+  if (q >> quota && p >> period && quota > 0 && period > 0)
+    return static_cast<int>(std::ceil(static_cast<double>(quota) / static_cast<double>(period)));
+  return 0;
+}
+
+// The last part of what a worker wrote to stderr (its stderr is a memfd it shares with us).
+std::string stderr_tail(int fd) {
+  off_t size = ::lseek(fd, 0, SEEK_END);
+  off_t from = size > 8192 ? size - 8192 : 0;
+  std::string out(static_cast<size_t>(size - from), '\0');
+  ssize_t n = ::pread(fd, out.data(), out.size(), from);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
+}
+
+bool write_all(int fd, const std::string& s) {
+  const char* p = s.data();
+  size_t left = s.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+struct WorkerPool::Worker {
+  pid_t pid = -1;
+  int in_fd = -1;   // we write jobs
+  int out_fd = -1;  // we read reports
+  int err_fd = -1;  // its stderr
+  std::optional<Job> job;
+  bool warming = false;  // its job is the warm-up: nobody waits for it
+  bool dying = false;    // said its last words; takes no more jobs
+  std::string buffer;
+  Clock::time_point last_activity;
+  bool watchdog_killed = false;
+  WorkerEnd end;  // last words about the current job
+};
+
+int usable_cpus() {
+  cpu_set_t set;
+  int n = 0;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+  if (n <= 0) n = 1;
+  for (int limit : {cgroup_v2_limit(), cgroup_v1_limit()})
+    if (limit > 0 && limit < n) n = limit;
+  return n;
+}
+
+WorkerPool::WorkerPool(int workers, const std::map<std::string, TargetResources>& resources, std::string flavor_label)
+    : workers_(workers > 0 ? workers : 1), resources_(resources), flavor_label_(std::move(flavor_label)) {
+  // A worker may be gone when we hand it a job; we learn that from its end-of-file, not from SIGPIPE.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+WorkerPool::~WorkerPool() {
+  for (auto& w : live_) {
+    ::close(w->in_fd);  // an idle worker reads end-of-file and exits
+    if (w->job) ::kill(w->pid, SIGKILL);
+  }
+  for (auto& w : live_) {
+    int status;
+    while (::waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::close(w->out_fd);
+    ::close(w->err_fd);
+  }
+}
+
+void WorkerPool::submit(Job job) { pending_.push_back(std::move(job)); }
+
+void WorkerPool::keep_warm_spares(Job warm_up, int spares) {
+  warm_up_ = std::move(warm_up);
+  spares_ = spares;
+}
+
+void WorkerPool::spawn() {
+  int to_child[2], from_child[2];
+  if (::pipe2(to_child, O_CLOEXEC) != 0 || ::pipe2(from_child, O_CLOEXEC) != 0)
+    throw internal_error(std::string("pipe: ") + std::strerror(errno));
+  int err_fd = ::memfd_create("archdb-worker-stderr", MFD_CLOEXEC);
+  if (err_fd < 0) throw internal_error(std::string("memfd_create: ") + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  std::fflush(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) throw internal_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
+    // Jobs arrive on stdin; LLVM's and the C library's complaints land in the memfd.
+    ::dup2(to_child[0], 0);
+    ::dup2(err_fd, 2);
+    int devnull = ::open("/dev/null", O_WRONLY);
+    ::dup2(devnull, 1);
+    int out = ::dup(from_child[1]);
+    // Other workers' pipes must not stay open in this one, or their ends would never be seen.
+    if (out > 3) ::close_range(3, static_cast<unsigned>(out - 1), 0);
+    ::close_range(static_cast<unsigned>(out + 1), ~0U, 0);
+    run_worker(0, out, resources_, flavor_label_);
+  }
+  ::close(to_child[0]);
+  ::close(from_child[1]);
+  auto w = std::make_unique<Worker>();
+  w->pid = pid;
+  w->in_fd = to_child[1];
+  w->out_fd = from_child[0];
+  w->err_fd = err_fd;
+  w->last_activity = Clock::now();
+  live_.push_back(std::move(w));
+  ++spawned_;
+}
+
+void WorkerPool::assign(Worker& w, Job job) {
+  w.warming = false;
+  w.end = WorkerEnd{};
+  w.watchdog_killed = false;
+  w.last_activity = Clock::now();
+  std::string line = job_to_json(job).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  w.job = std::move(job);
+  // A worker that retired between jobs shows as a broken pipe here; its end-of-file gives the job back.
+  write_all(w.in_fd, line);
+}
+
+void WorkerPool::finish_dead_job(Worker& w, const Callbacks& callbacks, int status, bool exited) {
+  if (w.job && w.warming) w.job.reset();  // a spare that died warming up: nothing was asked of it
+  if (w.job) {
+    WorkerEnd end = w.end;
+    end.completed = false;
+    if (w.watchdog_killed) {
+      end.how = "timeout";
+      if (end.message.empty()) end.message = "no answer within " + std::to_string(w.job->timeout_s) + " s";
+    } else if (end.how.empty() && exited) {
+      if (WIFSIGNALED(status)) {
+        end.how = "signal";
+        const char* abbrev = sigabbrev_np(WTERMSIG(status));
+        end.message = std::string("SIG") + (abbrev ? abbrev : "?");
+      } else {
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        // Exit 0 with a job in hand: the worker retired before it saw the job, which it never started.
+        end.how = code == 0 ? "retired" : "exit";
+        end.message = "worker exited with status " + std::to_string(code);
+      }
+    }
+    // LLVM's assertions go to stderr before the abort.
+    std::string err = stderr_tail(w.err_fd);
+    size_t a = err.rfind("Assertion `");
+    if (a != std::string::npos) {
+      size_t e = err.find('\n', a);
+      end.message = err.substr(a, e == std::string::npos ? std::string::npos : e - a);
+    }
+    Job job = std::move(*w.job);
+    w.job.reset();
+    if (end.how == "retired") {
+      pending_.push_front(std::move(job));
+    } else {
+      ++deaths_;
+      callbacks.on_end(job, end);
+    }
+  }
+}
+
+void WorkerPool::reap(Worker& w, const Callbacks& callbacks) {
+  int status = 0;
+  while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::close(w.in_fd);
+  ::close(w.out_fd);
+  finish_dead_job(w, callbacks, status, true);
+  ::close(w.err_fd);
+}
+
+void WorkerPool::run(const Callbacks& callbacks) {
+  auto working = [&] {
+    int n = 0;
+    for (auto& w : live_) n += w->job && !w->warming;
+    return n;
+  };
+  auto last_tick = Clock::now();
+  while (!pending_.empty() || working() > 0) {
+    // Hand out work: idle workers first (they are warm), then new ones up to the limit.
+    for (auto& w : live_) {
+      if (pending_.empty() || working() >= workers_) break;
+      if (!w->job && !w->dying) {
+        Job job = std::move(pending_.front());
+        pending_.pop_front();
+        assign(*w, std::move(job));
+      }
+    }
+    auto alive = [&] {
+      int n = 0;
+      for (auto& w : live_) n += !w->dying;
+      return n;
+    };
+    while (!pending_.empty() && alive() < workers_) {
+      spawn();
+      Job job = std::move(pending_.front());
+      pending_.pop_front();
+      assign(*live_.back(), std::move(job));
+    }
+    if (warm_up_ && !pending_.empty()) {
+      int ready = 0;
+      for (auto& w : live_) ready += (!w->job && !w->dying) || w->warming;
+      while (ready < spares_ && alive() < workers_ + spares_) {
+        spawn();
+        assign(*live_.back(), *warm_up_);
+        live_.back()->warming = true;
+        ++ready;
+      }
+    }
+    std::vector<pollfd> fds;
+    for (auto& w : live_) fds.push_back({w->out_fd, POLLIN, 0});
+    int n = ::poll(fds.data(), fds.size(), 100);
+    if (n < 0 && errno != EINTR) throw internal_error(std::string("poll: ") + std::strerror(errno));
+    auto now = Clock::now();
+    for (size_t i = 0; i < live_.size(); ++i) {
+      Worker& w = *live_[i];
+      bool eof = false;
+      if (n > 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+        char buf[65536];
+        ssize_t got = ::read(w.out_fd, buf, sizeof buf);
+        if (got > 0) {
+          w.buffer.append(buf, static_cast<size_t>(got));
+          w.last_activity = now;
+          size_t nl;
+          while ((nl = w.buffer.find('\n')) != std::string::npos) {
+            std::string line = w.buffer.substr(0, nl);
+            w.buffer.erase(0, nl + 1);
+            nlohmann::json j;
+            try {
+              j = nlohmann::json::parse(line);
+            } catch (const nlohmann::json::exception&) {
+              continue;  // a torn last word; the exit status still tells
+            }
+            std::string t = j.value("t", "");
+            if (!w.job) continue;
+            if (w.warming) {
+              if (t == "end") {
+                w.job.reset();
+                w.warming = false;
+              }
+              continue;
+            }
+            if (t == "item") {
+              callbacks.on_item(*w.job, j);
+            } else if (t == "end") {
+              WorkerEnd end = w.end;
+              end.completed = true;
+              Job job = std::move(*w.job);
+              w.job.reset();
+              callbacks.on_end(job, end);
+            } else if (t == "die") {
+              // Its last words say all there is: hand the job back now rather than after the process is
+              // torn down, which takes milliseconds for a process of LLVM's size.
+              w.end.how = j.value("how", "");
+              w.end.function = j.value("fn", "");
+              w.end.pass = j.value("pass", "");
+              w.end.message = j.value("msg", "");
+              ::kill(w.pid, SIGKILL);
+              w.dying = true;
+              finish_dead_job(w, callbacks, 0, false);
+            } else if (t == "job_error") {
+              w.end.how = "job_error";
+              w.end.message = j.value("msg", "");
+            } else if (t == "unattributed") {
+              w.end.unattributed_error = j.value("msg", "");
+            }
+          }
+        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+          eof = true;
+        }
+      }
+      if (!eof && w.job && !w.watchdog_killed &&
+          now - w.last_activity > std::chrono::seconds(w.job->timeout_s + kWatchdogGraceS)) {
+        ::kill(w.pid, SIGKILL);
+        w.watchdog_killed = true;
+      }
+      if (eof) {
+        std::unique_ptr<Worker> gone = std::move(live_[i]);
+        live_.erase(live_.begin() + static_cast<long>(i));
+        fds.erase(fds.begin() + static_cast<long>(i));
+        --i;
+        reap(*gone, callbacks);
+      }
+    }
+    if (callbacks.on_tick && now - last_tick > std::chrono::milliseconds(100)) {
+      callbacks.on_tick();
+      last_tick = now;
+    }
+  }
+  if (callbacks.on_tick) callbacks.on_tick();
+}
+
+}  // namespace archdb

@@ -1,0 +1,66 @@
+// probe/pool.h — the parent side of the workers: as many forked workers as this process may use, each
+// taking jobs one after another over a pipe; a worker LLVM kills is replaced. In the manner of
+// llvm-exegesis's sub-process executor.
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "probe/job.h"
+#include "probe/worker.h"
+
+namespace archdb {
+
+// CPUs this process may use: its affinity mask, capped by a cgroup CPU quota. Not the host's core count.
+int usable_cpus();
+
+class WorkerPool {
+ public:
+  struct Callbacks {
+    std::function<void(const Job&, const nlohmann::json& item)> on_item;
+    std::function<void(const Job&, const WorkerEnd&)> on_end;  // the job is over: done, or its worker died
+    std::function<void()> on_tick;                              // now and then, for progress
+  };
+
+  // `resources` must outlive the pool; workers are forked with them in place.
+  WorkerPool(int workers, const std::map<std::string, TargetResources>& resources, std::string flavor_label);
+  ~WorkerPool();  // idle workers are told to stop and reaped
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Keeps `spares` extra workers forked and warmed by `warm_up` (a job whose results are dropped) while
+  // work is under way, so a worker LLVM kills is replaced by one that has already paid its start-up.
+  void keep_warm_spares(Job warm_up, int spares);
+
+  void submit(Job job);                  // also from within callbacks
+  void run(const Callbacks& callbacks);  // until no job is pending or running; idle workers stay for the next run
+  int workers() const { return workers_; }
+  int deaths() const { return deaths_; }
+  int spawned() const { return spawned_; }
+
+ private:
+  struct Worker;
+  void spawn();
+  void assign(Worker& w, Job job);
+  void reap(Worker& w, const Callbacks& callbacks);
+  void finish_dead_job(Worker& w, const Callbacks& callbacks, int status, bool exited);
+
+  int workers_;
+  const std::map<std::string, TargetResources>& resources_;
+  std::string flavor_label_;
+  std::deque<Job> pending_;
+  std::optional<Job> warm_up_;
+  int spares_ = 0;
+  std::vector<std::unique_ptr<Worker>> live_;
+  int deaths_ = 0;
+  int spawned_ = 0;
+};
+
+}  // namespace archdb

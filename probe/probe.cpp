@@ -1,0 +1,748 @@
+// probe/probe.cpp — the measuring of a column (see probe.h).
+#include "probe/probe.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "probe/asm_text.h"
+#include "probe/assemble.h"
+#include "probe/classify.h"
+#include "probe/llvm_compat.h"
+#include "probe/pool.h"
+#include "probe/resolve.h"
+#include "probe/synth.h"
+#include "probe/toolchain.h"
+#include "support/error.h"
+#include "support/files.h"
+
+namespace archdb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string s;
+  for (const auto& p : parts) s += (s.empty() ? "" : sep) + p;
+  return s;
+}
+
+std::vector<std::string> strings(const nlohmann::json& j, const char* field) {
+  std::vector<std::string> out;
+  if (j.contains(field))
+    for (const auto& v : j.at(field)) out.push_back(v.get<std::string>());
+  return out;
+}
+
+// One kernel compiled on one target: what the worker reported, or how it died on it.
+struct Attempt {
+  bool reported = false;
+  nlohmann::json item;
+  bool died = false;
+  WorkerEnd end;
+};
+
+struct KeyState {
+  const CatalogEntry* entry = nullptr;
+  const DeclSpec* spec = nullptr;
+  bool resolved_reported = false;
+  Resolution resolution;
+  bool resolve_died = false;
+  WorkerEnd resolve_end;
+  std::string function;  // its probe kernel, "p<index>"
+  std::string baseline;  // its baseline kernel, "b<index>"
+};
+
+struct CompileItem {
+  std::string target;
+  std::string function;
+  std::string ir;
+  std::string declare_line;
+};
+
+ProbeShape shape_from_json(const nlohmann::json& j) {
+  ProbeShape s;
+  s.callee = j.at("callee").get<std::string>();
+  s.declare_line = j.at("declare").get<std::string>();
+  s.return_type = j.at("ret").get<std::string>();
+  s.return_fields = j.at("fields").get<std::vector<std::string>>();
+  for (const auto& p : j.at("params")) s.params.push_back({p.at("type").get<std::string>(), p.at("immarg").get<bool>()});
+  return s;
+}
+
+Resolution::Kind resolution_kind(const std::string& k) {
+  if (k == "resolved") return Resolution::Kind::kResolved;
+  if (k == "name_absent") return Resolution::Kind::kNameAbsent;
+  if (k == "signature_mismatch") return Resolution::Kind::kSignatureMismatch;
+  if (k == "catalog_error") return Resolution::Kind::kCatalogError;
+  return Resolution::Kind::kProbeError;
+}
+
+class ProbeRun {
+ public:
+  ProbeRun(const Catalog& catalog, const std::vector<const CatalogEntry*>& entries, const ProbeOptions& options)
+      : catalog_(catalog), options_(options), label_("LLVM " + linked_toolchain().llvm_version) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      KeyState k;
+      k.entry = entries[i];
+      k.spec = &entries[i]->spec_for(options.flavor);
+      k.function = "p" + std::to_string(i);
+      keys_.push_back(k);
+    }
+    for (const auto& t : options.targets) (knows_processor(t) ? known_ : unknown_).push_back(t);
+    workers_ = options.jobs > 0 ? options.jobs : usable_cpus();
+  }
+
+  ProbeResult run() {
+    auto start = Clock::now();
+    timed("set-up", [&] { prepare_targets(); });
+    timed("resolve", [&] { resolve_phase(); });
+    timed("compile", [&] { compile_phase(); });
+    timed("sweep", [&] { sweep_phase(); });
+    timed("retry", [&] { retry_phase(); });
+    timed("baseline", [&] { baseline_phase(); });
+    timed("object", [&] { object_phase(); });
+    ProbeResult result = assemble_column();
+    stats_.workers = workers_;
+    stats_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    result.stats = stats_;
+    if (options_.progress) std::fprintf(stderr, "\r\033[K");
+    return result;
+  }
+
+ private:
+  template <typename Fn>
+  void timed(const char* phase, Fn fn) {
+    auto t = Clock::now();
+    fn();
+    stats_.phases.push_back({phase, std::chrono::duration<double>(Clock::now() - t).count()});
+  }
+
+  // ---- set-up ----
+
+  void prepare_targets() {
+    llvm::TargetOptions target_options;
+    for (const auto& cpu : known_) {
+      std::unique_ptr<llvm::TargetMachine> machine(compat::create_target_machine(
+          amdgpu_target(), amdgpu_triple(), cpu, target_options, llvm::CodeGenOptLevel::None));
+      if (!machine) throw internal_error("LLVM could not create a target machine for " + cpu);
+      warm_up(*machine);
+      assemblers_[cpu] = std::make_unique<Assembler>(cpu);
+      resources_[cpu] = TargetResources{machine.get(), assemblers_[cpu].get()};
+      machines_.push_back(std::move(machine));
+    }
+    pool_ = std::make_unique<WorkerPool>(workers_, resources_, label_);
+    serial_pool_ = std::make_unique<WorkerPool>(1, resources_, label_);
+    if (!known_.empty()) {
+      // Retries run one at a time and most crash again: while one runs, a spare warms up on an idle CPU.
+      Job warm;
+      warm.target = known_.front();
+      warm.timeout_s = options_.timeout_s;
+      warm.items.push_back({-1, "warm", "define amdgpu_kernel void @warm(ptr addrspace(1) %out, <4 x float> %v) {\n"
+                                        "  store volatile <4 x float> %v, ptr addrspace(1) %out\n  ret void\n}\n",
+                            "", DeclSpec{}});
+      serial_pool_->keep_warm_spares(std::move(warm), 1);
+    }
+  }
+
+  // Compiles an empty kernel once, so the subtarget the machine caches is built here, before the forks,
+  // instead of again in every worker.
+  static void warm_up(llvm::TargetMachine& machine) {
+    llvm::LLVMContext context;
+    llvm::SMDiagnostic diag;
+    auto module = llvm::parseAssemblyString("define amdgpu_kernel void @warm() { ret void }", diag, context);
+    compat::set_target_triple(*module, amdgpu_triple());
+    module->setDataLayout(machine.createDataLayout());
+    llvm::SmallString<0> sink;
+    llvm::raw_svector_ostream os(sink);
+    llvm::legacy::PassManager passes;
+    if (!machine.addPassesToEmitFile(passes, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) passes.run(*module);
+  }
+
+  void tick(const char* phase) {
+    if (!options_.progress) return;
+    std::fprintf(stderr, "\r\033[K%s: %s %d/%d  (%d workers, %d worker restarts)", options_.flavor.c_str(), phase,
+                 done_, planned_, workers_, stats_.worker_deaths);
+    std::fflush(stderr);
+  }
+
+  // ---- phase 1: resolve ----
+
+  void submit_resolve(WorkerPool& pool, const std::vector<int>& key_indices) {
+    Job job;
+    job.kind = Job::Kind::kResolve;
+    job.timeout_s = options_.timeout_s;
+    for (int i : key_indices) {
+      JobItem item;
+      item.id = i;
+      item.spec = *keys_[static_cast<size_t>(i)].spec;
+      job.items.push_back(item);
+    }
+    ++stats_.jobs;
+    pool.submit(std::move(job));
+  }
+
+  void run_resolve_jobs(const std::vector<int>& indices, bool serial) {
+    WorkerPool& pool = serial ? *serial_pool_ : *pool_;
+    int workers = pool.workers();
+    bool one_per_job = serial;
+    if (one_per_job) {
+      for (int i : indices) submit_resolve(pool, {i});
+    } else {
+      size_t per = (indices.size() + static_cast<size_t>(workers) - 1) / static_cast<size_t>(workers);
+      for (size_t b = 0; b < indices.size(); b += per)
+        submit_resolve(pool, std::vector<int>(indices.begin() + static_cast<long>(b),
+                                              indices.begin() + static_cast<long>(std::min(indices.size(), b + per))));
+    }
+    WorkerPool::Callbacks cb;
+    cb.on_item = [&](const Job&, const nlohmann::json& j) {
+      KeyState& k = keys_.at(j.at("id").get<size_t>());
+      k.resolved_reported = true;
+      k.resolve_died = false;
+      k.resolution.kind = resolution_kind(j.at("kind").get<std::string>());
+      k.resolution.intrinsic = j.value("intrinsic", "");
+      k.resolution.evidence = j.value("evidence", "");
+      k.resolution.upgrade = j.value("upgrade", "");
+      if (j.contains("shape")) k.resolution.shape = shape_from_json(j.at("shape"));
+      ++done_;
+    };
+    cb.on_end = [&](const Job& job, const WorkerEnd& end) {
+      if (end.completed) return;
+      ++stats_.worker_deaths;
+      // Declarations are resolved in order: the first unreported one is the one LLVM died on.
+      std::vector<int> rest;
+      for (const auto& item : job.items)
+        if (!keys_[static_cast<size_t>(item.id)].resolved_reported) rest.push_back(item.id);
+      if (rest.empty()) return;
+      KeyState& culprit = keys_[static_cast<size_t>(rest.front())];
+      culprit.resolve_died = true;
+      culprit.resolve_end = end;
+      ++done_;
+      rest.erase(rest.begin());
+      if (!rest.empty()) submit_resolve(pool, rest);
+    };
+    cb.on_tick = [&] { tick("resolving"); };
+    pool.run(cb);
+  }
+
+  void resolve_phase() {
+    planned_ = static_cast<int>(keys_.size());
+    done_ = 0;
+    std::vector<int> all;
+    for (size_t i = 0; i < keys_.size(); ++i) all.push_back(static_cast<int>(i));
+    run_resolve_jobs(all, false);
+    for (int round = 0; round < options_.retries; ++round) {
+      std::vector<int> again;
+      for (size_t i = 0; i < keys_.size(); ++i)
+        if (keys_[i].resolve_died) again.push_back(static_cast<int>(i));
+      if (again.empty()) break;
+      stats_.retried += static_cast<int>(again.size());
+      run_resolve_jobs(again, true);
+    }
+    for (const auto& k : keys_) {
+      if (k.resolved_reported && k.resolution.kind == Resolution::Kind::kCatalogError)
+        throw input_error(catalog_.path + ":" + std::to_string(k.spec->line) + ": key '" + k.entry->key +
+                          "': " + k.resolution.evidence);
+    }
+    // Baselines: one kernel per distinct signature.
+    std::map<std::string, std::string> baseline_by_signature;
+    for (auto& k : keys_) {
+      if (!resolved(k)) continue;
+      std::string sig = baseline_signature(k.resolution.shape);
+      auto it = baseline_by_signature.find(sig);
+      if (it == baseline_by_signature.end()) {
+        std::string fn = "b" + std::to_string(baseline_by_signature.size());
+        it = baseline_by_signature.emplace(sig, fn).first;
+        baseline_ir_[fn] = baseline_kernel_ir(fn, k.resolution.shape);
+      }
+      k.baseline = it->second;
+    }
+    if (!options_.keep_ir_dir.empty()) keep_ir();
+  }
+
+  static bool resolved(const KeyState& k) {
+    return k.resolved_reported && k.resolution.kind == Resolution::Kind::kResolved;
+  }
+
+  void keep_ir() {
+    std::filesystem::create_directories(options_.keep_ir_dir);
+    for (const auto& k : keys_) {
+      std::string text = "; archdb probe module of key '" + k.entry->key + "' (" + options_.flavor + ")\n";
+      if (resolved(k)) {
+        text += k.resolution.shape.declare_line + "\n" + probe_kernel_ir(k.function, k.resolution.shape, 0);
+        text += baseline_ir_.at(k.baseline);
+      } else if (k.spec->kind == DeclSpec::Kind::kDeclare) {
+        text += "; not probed: " + k.resolution.evidence + "\n" + k.spec->declare_text + "\n";
+      } else {
+        text += "; not probed: " + k.resolution.evidence + "\n";
+      }
+      write_file_atomically(std::filesystem::path(options_.keep_ir_dir) / (k.entry->key + ".ll"), text);
+    }
+  }
+
+  // ---- phase 2: compile ----
+
+  int add_item(const std::string& target, const std::string& function, const std::string& ir,
+               const std::string& declare_line) {
+    items_.push_back({target, function, ir, declare_line});
+    return static_cast<int>(items_.size() - 1);
+  }
+
+  void submit_compile(WorkerPool& pool, const std::string& target, const std::vector<int>& ids) {
+    Job job;
+    job.kind = Job::Kind::kCompile;
+    job.target = target;
+    job.timeout_s = options_.timeout_s;
+    job.hang_function = hang_function_;
+    job.recover_refusals = !options_.strict_isolation;
+    job.emit_object = emitting_objects_;
+    for (int id : ids) {
+      const CompileItem& ci = items_[static_cast<size_t>(id)];
+      JobItem item;
+      item.id = id;
+      item.function = ci.function;
+      item.ir = ci.ir;
+      item.declare_line = ci.declare_line;
+      job.items.push_back(std::move(item));
+    }
+    ++stats_.jobs;
+    pool.submit(std::move(job));
+  }
+
+  Attempt& attempt(int id) {
+    const CompileItem& ci = items_[static_cast<size_t>(id)];
+    return attempts_[ci.target][ci.function];
+  }
+
+  // Runs compile jobs for `ids` (grouped by target, batched) on `workers` workers until every item has
+  // either a report or a death attributed to it.
+  void run_compile_jobs(const std::vector<int>& ids, bool serial, size_t batch) {
+    WorkerPool& pool = serial ? *serial_pool_ : *pool_;
+    std::map<std::string, std::vector<int>> by_target;
+    for (int id : ids) {
+      attempt(id) = Attempt{};
+      by_target[items_[static_cast<size_t>(id)].target].push_back(id);
+    }
+    // Interleave targets so that every worker has work from the start.
+    std::vector<std::pair<std::string, std::vector<int>>> batches;
+    for (auto& [target, list] : by_target)
+      for (size_t b = 0; b < list.size(); b += batch)
+        batches.push_back({target, std::vector<int>(list.begin() + static_cast<long>(b),
+                                                    list.begin() + static_cast<long>(std::min(list.size(), b + batch)))});
+    for (const auto& [target, list] : batches) submit_compile(pool, target, list);
+
+    WorkerPool::Callbacks cb;
+    cb.on_item = [&](const Job&, const nlohmann::json& j) {
+      int id = j.at("id").get<int>();
+      if (id < 0) return;
+      Attempt& a = attempt(id);
+      a.reported = true;
+      a.item = j;
+      ++done_;
+    };
+    cb.on_end = [&](const Job& job, const WorkerEnd& end) { on_compile_end(pool, job, end); };
+    cb.on_tick = [&] { tick(phase_); };
+    pool.run(cb);
+  }
+
+  void on_compile_end(WorkerPool& pool, const Job& job, const WorkerEnd& end) {
+    std::vector<int> unfinished;
+    for (const auto& item : job.items)
+      if (!attempt(item.id).reported) unfinished.push_back(item.id);
+    if (end.completed) {
+      if (end.unattributed_error.empty() || job.items.empty()) return;
+      if (job.items.size() == 1) {
+        attempt(job.items[0].id).item["error"] = end.unattributed_error;
+        return;
+      }
+      // An error LLVM raised outside any function: find its kernel by halving the batch.
+      std::vector<int> all;
+      for (const auto& item : job.items) {
+        attempt(item.id) = Attempt{};
+        --done_;
+        all.push_back(item.id);
+      }
+      split_and_submit(pool, job.target, all);
+      return;
+    }
+    ++stats_.worker_deaths;
+    if (unfinished.empty()) return;
+    if (end.how == "job_error") {
+      if (unfinished.size() == 1) {
+        Attempt& a = attempt(unfinished[0]);
+        a.died = true;
+        a.end = end;
+        ++done_;
+      } else {
+        for (int id : unfinished) submit_compile(pool, job.target, {id});
+      }
+      return;
+    }
+    int culprit = -1;
+    for (int id : unfinished)
+      if (items_[static_cast<size_t>(id)].function == end.function) culprit = id;
+    if (culprit < 0 && unfinished.size() == 1) culprit = unfinished[0];
+    if (culprit < 0) {
+      split_and_submit(pool, job.target, unfinished);
+      return;
+    }
+    Attempt& a = attempt(culprit);
+    a.died = true;
+    a.end = end;
+    ++done_;
+    std::vector<int> rest;
+    for (int id : unfinished)
+      if (id != culprit) rest.push_back(id);
+    if (!rest.empty()) submit_compile(pool, job.target, rest);
+  }
+
+  void split_and_submit(WorkerPool& pool, const std::string& target, const std::vector<int>& ids) {
+    size_t half = ids.size() / 2;
+    submit_compile(pool, target, std::vector<int>(ids.begin(), ids.begin() + static_cast<long>(half)));
+    submit_compile(pool, target, std::vector<int>(ids.begin() + static_cast<long>(half), ids.end()));
+  }
+
+  void compile_phase() {
+    if (!options_.inject_hang_key.empty()) {
+      for (const auto& k : keys_)
+        if (k.entry->key == options_.inject_hang_key) hang_function_ = k.function;
+    }
+    std::vector<int> ids;
+    for (const auto& target : known_) {
+      for (const auto& k : keys_) {
+        if (!resolved(k)) continue;
+        ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, 0),
+                               k.resolution.shape.declare_line));
+      }
+    }
+    planned_ = static_cast<int>(ids.size());
+    done_ = 0;
+    phase_ = "probing";
+    run_compile_jobs(ids, false, static_cast<size_t>(std::max(1, options_.batch_size)));
+  }
+
+  // ---- verdicts ----
+
+  Verdict verdict_of(const Attempt& a) const {
+    if (a.died) {
+      if (a.end.how == "job_error") return {Status::kProbeError, "probe module rejected: " + clean_evidence(a.end.message)};
+      return classify_death(a.end.how, a.end.message, a.end.pass, options_.timeout_s);
+    }
+    if (!a.reported) return {Status::kProbeError, "no report from the worker"};
+    if (a.item.contains("refused"))
+      return classify_death("fatal", a.item.at("refused").get<std::string>(), a.item.value("pass", ""), options_.timeout_s);
+    if (a.item.contains("error"))
+      return {Status::kArchAbsent, "error: " + clean_evidence(a.item.at("error").get<std::string>())};
+    std::vector<std::string> undefined = strings(a.item, "undefined");
+    if (!undefined.empty())
+      return {Status::kArchAbsent, clean_evidence("the call was lowered to a call of undefined symbol " + join(undefined, ", "))};
+    return {Status::kOk, ""};
+  }
+
+  const Attempt* find_attempt(const std::string& target, const std::string& function) const {
+    auto t = attempts_.find(target);
+    if (t == attempts_.end()) return nullptr;
+    auto f = t->second.find(function);
+    return f == t->second.end() ? nullptr : &f->second;
+  }
+
+  // ---- phase 3: immarg sweep ----
+
+  // The sweep tries the values in order on each negative whose declaration has integer immarg operands,
+  // and stops at the first value that lowers, or at the first value refused exactly as the default was
+  // (immediates masked): a refusal that does not change with the immediate is not about the immediate.
+  void sweep_phase() {
+    struct Pending {
+      size_t key;
+      std::string target;
+      std::string default_refusal;  // masked evidence of the default probe
+      std::set<std::string> tried_texts;
+      bool open = true;
+    };
+    std::vector<Pending> pending;
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      const KeyState& k = keys_[i];
+      if (!resolved(k) || !k.resolution.shape.has_int_immarg()) continue;
+      for (const auto& target : known_) {
+        const Attempt* a = find_attempt(target, k.function);
+        if (!a) continue;
+        Verdict v = verdict_of(*a);
+        if (v.status == Status::kArchAbsent)
+          pending.push_back({i, target, mask_immediates(v.evidence), {probe_kernel_ir("x", k.resolution.shape, 0)}, true});
+      }
+    }
+    phase_ = "immarg sweep";
+    for (int64_t value : options_.immarg_sweep) {
+      std::vector<int> ids;
+      std::vector<std::pair<size_t, int>> round;  // pending index -> item
+      for (size_t p = 0; p < pending.size(); ++p) {
+        Pending& pd = pending[p];
+        if (!pd.open) continue;
+        const KeyState& k = keys_[pd.key];
+        std::string text = probe_kernel_ir("x", k.resolution.shape, value);
+        if (!pd.tried_texts.insert(text).second) continue;  // this value writes the same kernel again
+        tried_values_[{pd.key, pd.target}].push_back(value);
+        std::string fn = k.function + "_s" + std::to_string(value);
+        int id = add_item(pd.target, fn, probe_kernel_ir(fn, k.resolution.shape, value), k.resolution.shape.declare_line);
+        ids.push_back(id);
+        round.push_back({p, id});
+      }
+      if (ids.empty()) continue;
+      stats_.sweep_probes += static_cast<int>(ids.size());
+      planned_ = static_cast<int>(ids.size());
+      done_ = 0;
+      run_compile_jobs(ids, false, static_cast<size_t>(std::max(1, options_.batch_size)));
+      for (const auto& [p, id] : round) {
+        Pending& pd = pending[p];
+        Verdict v = verdict_of(attempt(id));
+        if (v.status == Status::kOk) {
+          sweep_solution_[{pd.key, pd.target}] = {value, items_[static_cast<size_t>(id)].function};
+          pd.open = false;
+        } else if (mask_immediates(v.evidence) == pd.default_refusal) {
+          pd.open = false;
+        }
+      }
+    }
+  }
+
+  // ---- phase 4: serial retries of non-answers ----
+
+  void retry_phase() {
+    phase_ = "retrying";
+    for (int round = 0; round < options_.retries; ++round) {
+      std::vector<int> ids;
+      for (const auto& k : keys_) {
+        if (!resolved(k)) continue;
+        for (const auto& target : known_) {
+          const Attempt* a = find_attempt(target, k.function);
+          if (!a) continue;
+          Status s = verdict_of(*a).status;
+          if (s == Status::kToolchainCrash || s == Status::kToolchainTimeout)
+            ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, 0),
+                                   k.resolution.shape.declare_line));
+        }
+      }
+      if (ids.empty()) return;
+      stats_.retried += static_cast<int>(ids.size());
+      planned_ = static_cast<int>(ids.size());
+      done_ = 0;
+      // One kernel a job, one job at a time: nothing else in the module or on the machine to blame.
+      run_compile_jobs(ids, true, 1);
+    }
+  }
+
+  // ---- phase 5: baselines, where a probe lowered ----
+
+  void baseline_phase() {
+    std::vector<int> ids;
+    std::set<std::pair<std::string, std::string>> wanted;  // (target, baseline)
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      const KeyState& k = keys_[i];
+      if (!resolved(k)) continue;
+      for (const auto& target : known_) {
+        const Attempt* a = find_attempt(target, k.function);
+        bool lowered = (a && verdict_of(*a).status == Status::kOk) || sweep_solution_.count({i, target});
+        if (lowered && wanted.insert({target, k.baseline}).second)
+          ids.push_back(add_item(target, k.baseline, baseline_ir_.at(k.baseline), ""));
+      }
+    }
+    if (ids.empty()) return;
+    phase_ = "baselines";
+    planned_ = static_cast<int>(ids.size());
+    done_ = 0;
+    run_compile_jobs(ids, false, static_cast<size_t>(std::max(1, options_.batch_size)));
+  }
+
+  // ---- phase 6: objects for what the MC assembler rejected ----
+
+  // The function that lowered a cell: its probe, or the sweep variant that worked.
+  std::string lowered_function(size_t key, const std::string& target) const {
+    auto solution = sweep_solution_.find({key, target});
+    return solution != sweep_solution_.end() ? solution->second.second : keys_[key].function;
+  }
+
+  void object_phase() {
+    std::vector<int> ids;
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      const KeyState& k = keys_[i];
+      if (!resolved(k)) continue;
+      for (const auto& target : known_) {
+        std::string fn = lowered_function(i, target);
+        const Attempt* a = find_attempt(target, fn);
+        if (!a || verdict_of(*a).status != Status::kOk || strings(a->item, "mc_errors").empty()) continue;
+        int64_t imm = fn == k.function ? 0 : sweep_solution_.at({i, target}).first;
+        ids.push_back(add_item(target, fn + "_obj", probe_kernel_ir(fn + "_obj", k.resolution.shape, imm),
+                               k.resolution.shape.declare_line));
+      }
+    }
+    if (ids.empty()) return;
+    phase_ = "objects";
+    planned_ = static_cast<int>(ids.size());
+    done_ = 0;
+    emitting_objects_ = true;
+    run_compile_jobs(ids, false, 1);
+    emitting_objects_ = false;
+  }
+
+  // ---- the column ----
+
+  ProbeResult assemble_column() {
+    ProbeResult result;
+    result.column.provenance = probe_provenance(options_);
+    for (const auto& k : keys_) {
+      for (const auto& target : options_.targets) {
+        Cell c = cell_for(k, target);
+        if (c.status == Status::kProbeError) result.probe_errors.push_back(k.entry->key + "/" + target + ": " + c.evidence);
+        result.column.cells.push_back(std::move(c));
+      }
+    }
+    result.column.sort();
+    result.column.recount();
+    return result;
+  }
+
+  Cell cell_for(const KeyState& k, const std::string& target) const {
+    Cell c;
+    c.key = k.entry->key;
+    c.target = target;
+    c.intrinsic = k.resolution.intrinsic.empty() ? k.spec->name : k.resolution.intrinsic;
+    if (k.resolve_died) {
+      Verdict v = classify_death(k.resolve_end.how, k.resolve_end.message, k.resolve_end.pass, options_.timeout_s);
+      c.status = v.status == Status::kArchAbsent ? Status::kToolchainCrash : v.status;
+      c.evidence = "reading the declaration: " + v.evidence;
+      return c;
+    }
+    switch (k.resolution.kind) {
+      case Resolution::Kind::kNameAbsent: c.status = Status::kNameAbsent; c.evidence = k.resolution.evidence; return c;
+      case Resolution::Kind::kSignatureMismatch:
+        c.status = Status::kSignatureMismatch;
+        c.evidence = k.resolution.evidence;
+        return c;
+      case Resolution::Kind::kResolved: break;
+      default: c.status = Status::kProbeError; c.evidence = k.resolution.evidence; return c;
+    }
+    if (std::find(unknown_.begin(), unknown_.end(), target) != unknown_.end()) {
+      c.status = Status::kTargetUnsupported;
+      c.evidence = label_ + " does not know processor '" + target + "'";
+      return c;
+    }
+    const Attempt* a = find_attempt(target, k.function);
+    if (!a) {
+      c.status = Status::kProbeError;
+      c.evidence = "never compiled";
+      return c;
+    }
+    Verdict v = verdict_of(*a);
+    const Attempt* lowered = a;
+    auto solution = sweep_solution_.find({static_cast<size_t>(&k - keys_.data()), target});
+    if (v.status == Status::kArchAbsent && solution != sweep_solution_.end()) {
+      lowered = find_attempt(target, solution->second.second);
+      c.imm = solution->second.first;
+      v = {Status::kOk, ""};
+    }
+    if (v.status != Status::kOk) {
+      c.status = v.status;
+      c.evidence = v.evidence;
+      auto tried = tried_values_.find({static_cast<size_t>(&k - keys_.data()), target});
+      if (v.status == Status::kArchAbsent && tried != tried_values_.end()) {
+        std::vector<std::string> values;
+        for (int64_t x : tried->second) values.push_back(std::to_string(x));
+        c.evidence += " (immarg sweep " + join(values, ", ") + ": none lowers)";
+      }
+      return c;
+    }
+    const Attempt* base = find_attempt(target, k.baseline);
+    if (!base || base->died || !base->reported) {
+      c.status = Status::kProbeError;
+      c.evidence = "the baseline kernel did not compile on " + target;
+      return c;
+    }
+    c.status = Status::kOk;
+    c.lowered_to = lowered_mnemonics(strings(lowered->item, "mnemonics"), strings(base->item, "mnemonics"));
+    std::vector<std::string> mc = strings(lowered->item, "mc_errors");
+    if (!mc.empty()) {
+      // The printed assembly does not re-assemble: the object codegen writes itself decides.
+      c.mc_check = clean_evidence("MC assembler rejects it: " + mc.front());
+      const Attempt* object = find_attempt(target, lowered_function(static_cast<size_t>(&k - keys_.data()), target) + "_obj");
+      Verdict ov = object ? verdict_of(*object) : Verdict{Status::kProbeError, "no object was written"};
+      if (ov.status == Status::kOk && object->item.contains("object_error"))
+        ov = {Status::kProbeError, "unreadable object: " + object->item.at("object_error").get<std::string>()};
+      if (ov.status != Status::kOk) {
+        c.status = ov.status;
+        c.evidence = ov.evidence;
+        c.lowered_to.clear();
+        c.mc_check.clear();
+        c.imm.reset();
+        return c;
+      }
+    }
+    std::vector<std::string> notes;
+    if (c.lowered_to.empty()) notes.push_back("the call became no instruction");
+    if (!k.resolution.upgrade.empty()) notes.push_back(k.resolution.upgrade);
+    c.note = join(notes, "; ");
+    return c;
+  }
+
+  const Catalog& catalog_;
+  const ProbeOptions& options_;
+  std::string label_;
+  std::vector<KeyState> keys_;
+  std::vector<std::string> known_, unknown_;
+  int workers_ = 1;
+  std::vector<std::unique_ptr<llvm::TargetMachine>> machines_;
+  std::map<std::string, std::unique_ptr<Assembler>> assemblers_;
+  std::map<std::string, TargetResources> resources_;
+  std::unique_ptr<WorkerPool> pool_;         // the parallel phases
+  std::unique_ptr<WorkerPool> serial_pool_;  // retries: one probe at a time
+  std::map<std::string, std::string> baseline_ir_;
+  std::vector<CompileItem> items_;
+  std::map<std::string, std::map<std::string, Attempt>> attempts_;
+  std::map<std::pair<size_t, std::string>, std::pair<int64_t, std::string>> sweep_solution_;
+  std::map<std::pair<size_t, std::string>, std::vector<int64_t>> tried_values_;
+  std::string hang_function_;
+  bool emitting_objects_ = false;  // compile jobs submitted now write objects (see object_phase)
+  std::map<std::pair<std::string, std::string>, Attempt> objects_;  // (target, function) -> object attempt
+  ProbeStats stats_;
+  int planned_ = 0, done_ = 0;
+  const char* phase_ = "probing";
+};
+
+}  // namespace
+
+Provenance probe_provenance(const ProbeOptions& options) {
+  const ToolchainInfo& tc = linked_toolchain();
+  Provenance p;
+  p.flavor = options.flavor;
+  p.llvm_version = tc.llvm_version;
+  p.llvm_major = tc.llvm_major;
+  p.identity = tc.identity;
+  p.package = tc.package;
+  p.prerelease = tc.prerelease;
+  p.timeout_s = options.timeout_s;
+  p.retries = options.retries;
+  p.immarg_sweep = options.immarg_sweep;
+  p.targets = options.targets;
+  return p;
+}
+
+ProbeResult run_probe(const Catalog& catalog, const std::vector<const CatalogEntry*>& entries,
+                      const ProbeOptions& options) {
+  initialize_amdgpu();
+  ProbeRun run(catalog, entries, options);
+  return run.run();
+}
+
+}  // namespace archdb

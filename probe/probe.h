@@ -1,0 +1,63 @@
+// probe/probe.h — measuring a column: every catalog key on every target with this build's LLVM, in process.
+//
+// Phases, each run on forked workers (pool.h):
+//   1. resolve: the flavor axis, one declaration at a time (resolve.h);
+//   2. compile: per target, probe kernels and their baselines in batches, codegen at O0 to assembly, each
+//      function cut out as it is emitted, cross-checked by the MC assembler to an ELF object (worker.cpp);
+//      a worker that LLVM kills is replaced and the batch goes on without the function that killed it;
+//   3. sweep: a negative whose declaration has integer immarg operands is probed again with each value
+//      of the sweep; the first that lowers is recorded as imm;
+//   4. retry: every non-answer (crash, timeout) is probed once more, alone and serially.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "db/column.h"
+#include "schema/catalog.h"
+
+namespace archdb {
+
+struct ProbeOptions {
+  std::string flavor;                  // the linked LLVM's flavor ("llvm22")
+  std::vector<std::string> targets;    // processors to probe, in the wired order
+  int jobs = 0;                        // workers at once; 0: as many CPUs as this process may use
+  int timeout_s = 60;                  // per probe
+  int retries = 1;                     // serial retries of each non-answer
+  std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
+  int batch_size = 32;                 // probe kernels per compile job
+  std::string keep_ir_dir;             // if set, write <dir>/<key>.ll for every key's probe module
+  std::string inject_hang_key;         // test hook: this key's probe kernel never finishes compiling
+  bool progress = false;               // a progress line on stderr
+  // A lowering refusal (LLVM's report_fatal_error declining to select or lower a kernel) is an answer: by
+  // default the worker reports it and goes on with its other kernels. Strict isolation ends the worker
+  // on every fatal error instead; the column is the same, only slower.
+  bool strict_isolation = false;
+};
+
+struct ProbeStats {
+  int workers = 0;
+  int jobs = 0;
+  int worker_deaths = 0;
+  int sweep_probes = 0;
+  int retried = 0;
+  double seconds = 0;
+  std::vector<std::pair<std::string, double>> phases;  // wall seconds of each phase, in order
+};
+
+struct ProbeResult {
+  Column column;                          // sorted; may hold probe_error cells, which are never stored
+  std::vector<std::string> probe_errors;  // "key/target: reason", one per probe_error cell
+  ProbeStats stats;
+};
+
+// Measures `entries` (from `catalog`) on options.targets. Throws input_error for a malformed catalog entry
+// (naming file and line), as LLVM judges it.
+ProbeResult run_probe(const Catalog& catalog, const std::vector<const CatalogEntry*>& entries,
+                      const ProbeOptions& options);
+
+// Provenance of a column this build measures with `options` (counts left for Column::recount).
+Provenance probe_provenance(const ProbeOptions& options);
+
+}  // namespace archdb

@@ -1,0 +1,101 @@
+// probe/synth.cpp — probe and baseline kernels as IR text (see synth.h).
+#include "probe/synth.h"
+
+#include <cctype>
+
+namespace archdb {
+namespace {
+
+bool is_integer_type(const std::string& t, int* bits = nullptr) {
+  if (t.size() < 2 || t[0] != 'i') return false;
+  for (size_t i = 1; i < t.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(t[i]))) return false;
+  if (bits) *bits = std::stoi(t.substr(1));
+  return true;
+}
+
+std::string store_result(const ProbeShape& shape, const std::string& value) {
+  if (shape.return_type == "void") return "";
+  if (shape.return_fields.empty())
+    return "  store volatile " + shape.return_type + " " + value + ", ptr addrspace(1) %out\n";
+  // A literal struct cannot be stored as one value on every target: store each field at its own slot.
+  std::string ir;
+  for (size_t i = 0; i < shape.return_fields.size(); ++i) {
+    std::string idx = std::to_string(i);
+    ir += "  %f" + idx + " = extractvalue " + shape.return_type + " " + value + ", " + idx + "\n";
+    ir += "  %o" + idx + " = getelementptr i8, ptr addrspace(1) %out, i64 " + std::to_string(i * 64) + "\n";
+    ir += "  store volatile " + shape.return_fields[i] + " %f" + idx + ", ptr addrspace(1) %o" + idx + "\n";
+  }
+  return ir;
+}
+
+}  // namespace
+
+bool ProbeShape::has_int_immarg() const {
+  for (const auto& p : params)
+    if (p.immarg && is_integer_type(p.type)) return true;
+  return false;
+}
+
+std::string quote_ir_name(const std::string& name) { return "@\"" + name + "\""; }
+
+std::string immarg_constant(const std::string& type, int64_t value) {
+  int bits = 0;
+  if (is_integer_type(type, &bits)) {
+    if (bits == 1) return type + (value ? " true" : " false");
+    return type + " " + std::to_string(value);
+  }
+  if (type == "half" || type == "bfloat" || type == "float" || type == "double")
+    return type + " " + std::to_string(value) + ".0";
+  return type + " zeroinitializer";
+}
+
+std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, int64_t imm) {
+  std::string sig = "ptr addrspace(1) %out";
+  std::string args;
+  for (size_t i = 0; i < shape.params.size(); ++i) {
+    const Operand& p = shape.params[i];
+    if (!args.empty()) args += ", ";
+    if (p.immarg) {
+      args += immarg_constant(p.type, imm);
+    } else {
+      sig += ", " + p.type + " %a" + std::to_string(i);
+      args += p.type + " %a" + std::to_string(i);
+    }
+  }
+  std::string ir = "define amdgpu_kernel void " + quote_ir_name(function_name) + "(" + sig + ") {\n";
+  std::string call = "call " + shape.return_type + " " + quote_ir_name(shape.callee) + "(" + args + ")";
+  if (shape.return_type == "void") {
+    ir += "  " + call + "\n";
+  } else {
+    ir += "  %r = " + call + "\n" + store_result(shape, "%r");
+  }
+  ir += "  ret void\n}\n";
+  return ir;
+}
+
+std::string baseline_signature(const ProbeShape& shape) {
+  std::string s = shape.return_type + " <-";
+  for (const auto& p : shape.params)
+    if (!p.immarg) s += " " + p.type + ";";
+  return s;
+}
+
+std::string baseline_kernel_ir(const std::string& function_name, const ProbeShape& shape) {
+  std::string sig = "ptr addrspace(1) %out";
+  std::string body;
+  for (size_t i = 0; i < shape.params.size(); ++i) {
+    const Operand& p = shape.params[i];
+    if (p.immarg) continue;
+    std::string v = "%a" + std::to_string(i);
+    sig += ", " + p.type + " " + v;
+    body += "  store volatile " + p.type + " " + v + ", ptr addrspace(1) %out\n";
+  }
+  if (shape.return_type != "void") {
+    sig += ", " + shape.return_type + " %result";
+    body += store_result(shape, "%result");
+  }
+  return "define amdgpu_kernel void " + quote_ir_name(function_name) + "(" + sig + ") {\n" + body + "  ret void\n}\n";
+}
+
+}  // namespace archdb

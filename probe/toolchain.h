@@ -1,0 +1,36 @@
+// probe/toolchain.h — the LLVM this build links: its identity (provenance, and the flavor a regen may write),
+// AMDGPU target set-up in the manner of llc, and which processor names it knows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace llvm {
+class Target;
+class Triple;
+}  // namespace llvm
+
+namespace archdb {
+
+struct ToolchainInfo {
+  std::string llvm_version;  // "22.1.8"
+  int llvm_major = 0;
+  std::string identity;      // "Debian LLVM version 22.1.8; Optimized build"
+  std::string package;       // "1:22.1.8-1~deb12u1" where a dpkg database knows libllvmN
+  bool prerelease = false;   // a main-branch snapshot (X.0.0): LLVM releases start at X.1.0
+
+  std::string flavor() const { return "llvm" + std::to_string(llvm_major); }
+};
+
+// Initialises the AMDGPU target (info, target, MC, asm printer and parser) once.
+void initialize_amdgpu();
+const ToolchainInfo& linked_toolchain();
+const llvm::Target& amdgpu_target();
+const llvm::Triple& amdgpu_triple();
+
+// Whether this LLVM knows the processor. LLVM itself only warns on an unknown -mcpu and carries on with a
+// generic CPU, so a probe that skipped this check would record answers for a target LLVM never saw.
+bool knows_processor(const std::string& cpu);
+std::vector<std::string> known_processors();
+
+}  // namespace archdb

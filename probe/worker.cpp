@@ -1,0 +1,455 @@
+// probe/worker.cpp — the child side of a forked worker (see worker.h, job.h).
+#include "probe/worker.h"
+
+#include <malloc.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Pass.h>
+#include <llvm/Support/CrashRecoveryContext.h>
+#include <llvm/Support/ErrorHandling.h>
+#include <llvm/Support/PrettyStackTrace.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "probe/asm_text.h"
+#include "probe/classify.h"
+#include "probe/assemble.h"
+#include "probe/llvm_compat.h"
+#include "probe/resolve.h"
+#include "probe/toolchain.h"
+
+namespace archdb {
+namespace {
+
+int g_out = -1;
+int g_timeout_s = 60;
+
+// Lowering refusals recovered inside this worker (see run_compile). Set while a compile runs under a
+// CrashRecoveryContext that may be unwound.
+bool g_may_recover = false;
+const std::map<std::string, int>* g_item_ids = nullptr;
+std::set<std::string>* g_finished = nullptr;
+int g_abandoned = 0;  // compiles unwound by a refusal in this worker's life
+constexpr int kMaxAbandonedCompiles = 128;
+
+void write_all(const char* p, size_t n) {
+  while (n > 0) {
+    ssize_t w = ::write(g_out, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      ::_exit(1);  // the parent is gone
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void send(const nlohmann::json& j) {
+  std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  write_all(s.data(), s.size());
+}
+
+// ---- Last words: written from signal and fatal-error handlers, so no allocation of our own here. ----
+
+// Appends `s` JSON-escaped to buf (bounded).
+void append_escaped(char* buf, size_t cap, size_t& len, const char* s) {
+  for (; *s && len + 7 < cap; ++s) {
+    unsigned char c = static_cast<unsigned char>(*s);
+    if (c == '"' || c == '\\') {
+      buf[len++] = '\\';
+      buf[len++] = static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      len += static_cast<size_t>(std::snprintf(buf + len, cap - len, "\\u%04x", c < 0x20 ? c : '?'));
+    } else {
+      buf[len++] = static_cast<char>(c);
+    }
+  }
+}
+
+void append_raw(char* buf, size_t cap, size_t& len, const char* s) {
+  for (; *s && len + 1 < cap; ++s) buf[len++] = *s;
+}
+
+// The innermost pass and function of LLVM's pretty stack ("Running pass 'X' on function '@f'").
+void innermost_pass(char* pass, size_t pass_cap, char* function, size_t fn_cap) {
+  pass[0] = function[0] = 0;
+  auto* entry = static_cast<const llvm::PrettyStackTraceEntry*>(llvm::SavePrettyStackState());
+  for (; entry && (!pass[0] || !function[0]); entry = entry->getNextEntry()) {
+    llvm::SmallString<512> text;
+    llvm::raw_svector_ostream os(text);
+    entry->print(os);
+    llvm::StringRef t = os.str();
+    size_t p = t.find("Running pass '");
+    if (!pass[0] && p != llvm::StringRef::npos) {
+      llvm::StringRef rest = t.substr(p + 14);
+      llvm::StringRef name = rest.substr(0, rest.find('\''));
+      std::snprintf(pass, pass_cap, "%.*s", static_cast<int>(name.size()), name.data());
+    }
+    size_t f = t.find("on function '");
+    if (!function[0] && f != llvm::StringRef::npos) {
+      llvm::StringRef rest = t.substr(f + 13);
+      llvm::StringRef name = rest.substr(0, rest.find('\''));
+      if (name.starts_with("@")) name = name.drop_front();
+      if (name.starts_with("\"") && name.ends_with("\"") && name.size() >= 2) name = name.drop_front().drop_back();
+      std::snprintf(function, fn_cap, "%.*s", static_cast<int>(name.size()), name.data());
+    }
+  }
+}
+
+void last_words(const char* how, const char* message) {
+  static char buf[8192];
+  static char pass[256], function[256];
+  innermost_pass(pass, sizeof pass, function, sizeof function);
+  size_t len = 0;
+  append_raw(buf, sizeof buf, len, "{\"t\":\"die\",\"how\":\"");
+  append_escaped(buf, sizeof buf, len, how);
+  append_raw(buf, sizeof buf, len, "\",\"fn\":\"");
+  append_escaped(buf, sizeof buf, len, function);
+  append_raw(buf, sizeof buf, len, "\",\"pass\":\"");
+  append_escaped(buf, sizeof buf, len, pass);
+  append_raw(buf, sizeof buf, len, "\",\"msg\":\"");
+  append_escaped(buf, sizeof buf, len, message);
+  append_raw(buf, sizeof buf, len, "\"}\n");
+  write_all(buf, len);
+}
+
+void on_fatal_error(void*, const char* reason, bool) {
+  // A lowering refusal ("Cannot select", "not supported on this subtarget"...) inside one of our kernels is
+  // LLVM's answer for that kernel: report it and unwind to run_compile, which goes on without it. Anything
+  // else LLVM finds fatal ends this worker.
+  if (g_may_recover && llvm::CrashRecoveryContext::GetCurrent() && is_lowering_refusal(reason)) {
+    char pass[256], function[256];
+    innermost_pass(pass, sizeof pass, function, sizeof function);
+    auto id = g_item_ids->find(function);
+    bool in_cross_check = std::strstr(pass, "MC cross-check") != nullptr;
+    if (id != g_item_ids->end() && !in_cross_check && !g_finished->count(function)) {
+      g_finished->insert(function);
+      send({{"t", "item"}, {"id", id->second}, {"fn", function}, {"refused", reason}, {"pass", pass}});
+      llvm::CrashRecoveryContext::GetCurrent()->HandleExit(kWorkerExitFatal);
+    }
+  }
+  last_words("fatal", reason);
+  ::_exit(kWorkerExitFatal);
+}
+
+void on_bad_alloc(void*, const char* reason, bool) {
+  last_words("signal", "out of memory");
+  ::_exit(kWorkerExitFatal);
+}
+
+void on_crash_signal(int sig) {
+  char name[32];
+  std::snprintf(name, sizeof name, "SIG%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
+  last_words("signal", name);
+  ::raise(sig);  // the handler was reset: the parent sees the real signal
+}
+
+void on_alarm(int) {
+  char msg[64];
+  std::snprintf(msg, sizeof msg, "no answer within %d s", g_timeout_s);
+  last_words("timeout", msg);
+  ::_exit(kWorkerExitTimeout);
+}
+
+void install_handlers() {
+  // Lowering refusals unwind through LLVM's own crash-recovery context; its signal handlers are replaced
+  // by ours just below, so a real crash still ends the worker.
+  llvm::CrashRecoveryContext::Enable();
+  static char alt_stack[1 << 16];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof alt_stack;
+  ::sigaltstack(&ss, nullptr);
+  struct sigaction sa {};
+  sa.sa_handler = on_crash_signal;
+  sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS}) ::sigaction(sig, &sa, nullptr);
+  struct sigaction alarm {};
+  alarm.sa_handler = on_alarm;
+  alarm.sa_flags = SA_ONSTACK;
+  sigemptyset(&alarm.sa_mask);
+  ::sigaction(SIGALRM, &alarm, nullptr);
+  llvm::install_fatal_error_handler(on_fatal_error);
+  llvm::install_bad_alloc_error_handler(on_bad_alloc);
+}
+
+// ---- Resolve jobs ----
+
+nlohmann::json shape_json(const ProbeShape& s) {
+  nlohmann::json params = nlohmann::json::array();
+  for (const auto& p : s.params) params.push_back({{"type", p.type}, {"immarg", p.immarg}});
+  return {{"callee", s.callee}, {"declare", s.declare_line}, {"ret", s.return_type}, {"fields", s.return_fields},
+          {"params", params}};
+}
+
+const char* resolution_kind(Resolution::Kind k) {
+  switch (k) {
+    case Resolution::Kind::kResolved: return "resolved";
+    case Resolution::Kind::kNameAbsent: return "name_absent";
+    case Resolution::Kind::kSignatureMismatch: return "signature_mismatch";
+    case Resolution::Kind::kCatalogError: return "catalog_error";
+    case Resolution::Kind::kProbeError: return "probe_error";
+  }
+  return "probe_error";
+}
+
+void run_resolve(const Job& job, const std::string& flavor_label) {
+  for (const auto& item : job.items) {
+    ::alarm(static_cast<unsigned>(g_timeout_s));
+    Resolution r = resolve_declaration(item.spec, flavor_label);
+    nlohmann::json j = {{"t", "item"},          {"id", item.id},         {"kind", resolution_kind(r.kind)},
+                        {"intrinsic", r.intrinsic}, {"evidence", r.evidence}, {"upgrade", r.upgrade}};
+    if (r.kind == Resolution::Kind::kResolved) j["shape"] = shape_json(r.shape);
+    send(j);
+  }
+  ::alarm(0);
+}
+
+// ---- Compile jobs ----
+
+// Errors LLVM reports through the context's diagnostic handler do not stop codegen; they are answers.
+struct DiagnosticState {
+  std::map<std::string, std::string> first_error;  // function -> message
+  std::vector<std::string> unattributed;
+};
+
+std::string diagnostic_text(const llvm::DiagnosticInfo& info) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::DiagnosticPrinterRawOStream printer(os);
+  info.print(printer);
+  os.flush();
+  // "<unknown>:0:0: in function p3 void (ptr addrspace(1), i32): <message>" -> "<message>"
+  size_t in_fn = text.find("in function ");
+  if (in_fn != std::string::npos) {
+    size_t colon = text.find(": ", in_fn);
+    if (colon != std::string::npos) text = text.substr(colon + 2);
+  }
+  size_t nl = text.find('\n');
+  if (nl != std::string::npos) text.resize(nl);
+  return text;
+}
+
+void on_diagnostic(const llvm::DiagnosticInfo* info, void* context) {
+  if (info->getSeverity() != llvm::DS_Error) return;
+  auto* state = static_cast<DiagnosticState*>(context);
+  char pass[256], function[256];
+  innermost_pass(pass, sizeof pass, function, sizeof function);
+  std::string msg = diagnostic_text(*info);
+  if (function[0]) state->first_error.emplace(function, msg);
+  else state->unattributed.push_back(msg);
+}
+
+// Names the function whose assembly is being cross-checked, should the MC layer crash.
+class CrossCheckStackEntry : public llvm::PrettyStackTraceEntry {
+ public:
+  explicit CrossCheckStackEntry(llvm::StringRef function) : function_(function) {}
+  void print(llvm::raw_ostream& os) const override {
+    os << "Running pass 'MC cross-check (re-assembly)' on function '@" << function_ << "'\n";
+  }
+
+ private:
+  llvm::StringRef function_;
+};
+
+// Runs right after the AsmPrinter, once per function: cuts the function's text out of the stream,
+// cross-checks it with the MC assembler and reports the item.
+class ReportFunctionPass : public llvm::FunctionPass {
+ public:
+  static char ID;
+  ReportFunctionPass(const Job& job, const llvm::SmallString<0>& text, const Assembler& assembler,
+                     DiagnosticState& diagnostics)
+      : llvm::FunctionPass(ID), job_(job), text_(text), assembler_(assembler), diagnostics_(diagnostics) {
+    for (const auto& item : job.items) ids_[item.function] = item.id;
+  }
+
+  llvm::StringRef getPassName() const override { return "archdb: report function"; }
+
+  bool doInitialization(llvm::Module&) override {
+    header_ = std::string(text_.data(), text_.size());  // what the AsmPrinter wrote before any function
+    consumed_ = text_.size();
+    return false;
+  }
+
+  bool runOnFunction(llvm::Function& f) override {
+    if (f.isDeclaration()) return false;
+    std::string name = f.getName().str();
+    if (name == job_.hang_function) {
+      for (;;) ::pause();  // test hook: the alarm ends this worker
+    }
+    if (job_.emit_object) {
+      // The object is whole only when the run ends; compile_remaining reports it then.
+      ::alarm(static_cast<unsigned>(g_timeout_s));
+      return false;
+    }
+    std::string chunk(text_.data() + consumed_, text_.size() - consumed_);
+    consumed_ = text_.size();
+    nlohmann::json j = {{"t", "item"}, {"id", ids_.count(name) ? ids_[name] : -1}, {"fn", name}};
+    j["mnemonics"] = function_mnemonics(chunk, name);
+    {
+      CrossCheckStackEntry entry(name);
+      AssemblyResult assembled = assembler_.assemble(header_ + chunk);
+      j["mc_errors"] = assembled.errors;
+      j["undefined"] = assembled.undefined_symbols;
+    }
+    auto diag = diagnostics_.first_error.find(name);
+    if (diag != diagnostics_.first_error.end()) j["error"] = diag->second;
+    g_finished->insert(name);
+    send(j);
+    ::alarm(static_cast<unsigned>(g_timeout_s));
+    return false;
+  }
+
+ private:
+  const Job& job_;
+  const llvm::SmallString<0>& text_;
+  const Assembler& assembler_;
+  DiagnosticState& diagnostics_;
+  std::map<std::string, int> ids_;
+  std::string header_;
+  size_t consumed_ = 0;
+};
+char ReportFunctionPass::ID = 0;
+
+// One codegen run over the job's kernels that are not finished yet. Returns false if a lowering refusal
+// unwound it; everything it allocated is then abandoned, never destroyed: after an unwind only a fresh
+// context, module and pass manager are trusted.
+bool compile_remaining(const Job& job, const TargetResources& resources, std::set<std::string>& finished) {
+  auto* context = new llvm::LLVMContext;
+  auto* diagnostics = new DiagnosticState;
+  context->setDiagnosticHandlerCallBack(on_diagnostic, diagnostics);
+  std::string text;
+  std::set<std::string> declared;
+  size_t pending = 0;
+  for (const auto& item : job.items) {
+    if (finished.count(item.function)) continue;
+    ++pending;
+    if (!item.declare_line.empty() && declared.insert(item.declare_line).second) text += item.declare_line + "\n";
+  }
+  if (pending == 0) return true;
+  for (const auto& item : job.items)
+    if (!finished.count(item.function)) text += item.ir;
+  llvm::SMDiagnostic parse_error;
+  std::unique_ptr<llvm::Module> parsed = llvm::parseAssemblyString(text, parse_error, *context);
+  if (!parsed) {
+    send({{"t", "job_error"}, {"msg", "the job's module does not parse: " + parse_error.getMessage().str()}});
+    ::_exit(kWorkerExitJobError);
+  }
+  llvm::Module* module = parsed.release();
+  compat::set_target_triple(*module, amdgpu_triple());
+  module->setDataLayout(resources.machine->createDataLayout());
+
+  auto* assembly = new llvm::SmallString<0>;
+  auto* stream = new llvm::raw_svector_ostream(*assembly);  // unbuffered: a function's text is in place when it ends
+  auto* passes = new llvm::legacy::PassManager;
+  auto file_type = job.emit_object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
+  if (resources.machine->addPassesToEmitFile(*passes, *stream, nullptr, file_type)) {
+    send({{"t", "job_error"}, {"msg", "this LLVM cannot emit AMDGPU assembly"}});
+    ::_exit(kWorkerExitJobError);
+  }
+  passes->add(new ReportFunctionPass(job, *assembly, *resources.assembler, *diagnostics));
+
+  const void* stack = llvm::SavePrettyStackState();
+  llvm::CrashRecoveryContext recovery;
+  ::alarm(static_cast<unsigned>(g_timeout_s));
+  g_may_recover = job.recover_refusals;
+  bool completed = recovery.RunSafely([&] { passes->run(*module); });
+  g_may_recover = false;
+  ::alarm(0);
+  if (!completed) {
+    llvm::RestorePrettyStackState(stack);  // the unwound frames' entries are gone with them
+    ++g_abandoned;
+    return false;
+  }
+  if (!diagnostics->unattributed.empty()) send({{"t", "unattributed"}, {"msg", diagnostics->unattributed.front()}});
+  if (job.emit_object) {
+    for (const auto& item : job.items) {
+      if (finished.count(item.function)) continue;
+      std::string error;
+      nlohmann::json j = {{"t", "item"}, {"id", item.id}, {"fn", item.function}, {"object", true}};
+      j["undefined"] = undefined_symbols(std::string(assembly->data(), assembly->size()), error);
+      if (!error.empty()) j["object_error"] = error;
+      auto diag = diagnostics->first_error.find(item.function);
+      if (diag != diagnostics->first_error.end()) j["error"] = diag->second;
+      finished.insert(item.function);
+      send(j);
+    }
+  }
+  delete passes;
+  delete stream;
+  delete assembly;
+  delete module;
+  delete diagnostics;
+  delete context;
+  return true;
+}
+
+void run_compile(const Job& job, const TargetResources& resources) {
+  std::map<std::string, int> ids;
+  for (const auto& item : job.items) ids[item.function] = item.id;
+  std::set<std::string> finished;
+  g_item_ids = &ids;
+  g_finished = &finished;
+  while (!compile_remaining(job, resources, finished)) {
+  }
+}
+
+}  // namespace
+
+void run_worker(int in_fd, int out_fd, const std::map<std::string, TargetResources>& resources,
+                const std::string& flavor_label) {
+  g_out = out_fd;
+  // Crashes are expected here; a core file for each would cost seconds and disk.
+  struct rlimit no_core {0, 0};
+  ::setrlimit(RLIMIT_CORE, &no_core);
+  // Codegen allocates and frees large per-function tables (one entry per register unit); glibc would map
+  // each afresh and fault every page in again for the next function. Keep them in the heap instead.
+  ::mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  install_handlers();
+  std::string buffer;
+  for (;;) {
+    size_t nl;
+    while ((nl = buffer.find('\n')) == std::string::npos) {
+      char chunk[65536];
+      ssize_t n = ::read(in_fd, chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) ::_exit(0);  // the parent has no more work
+      buffer.append(chunk, static_cast<size_t>(n));
+    }
+    Job job = job_from_json(nlohmann::json::parse(buffer.substr(0, nl)));
+    buffer.erase(0, nl + 1);
+    g_timeout_s = job.timeout_s > 0 ? job.timeout_s : 60;
+    if (job.kind == Job::Kind::kResolve) {
+      run_resolve(job, flavor_label);
+    } else {
+      auto it = resources.find(job.target);
+      if (it == resources.end()) {
+        send({{"t", "job_error"}, {"msg", "no target machine for " + job.target}});
+        ::_exit(kWorkerExitJobError);
+      }
+      run_compile(job, it->second);
+    }
+    send({{"t", "end"}});
+    // Every unwound compile was abandoned, not freed: retire before that adds up.
+    if (g_abandoned >= kMaxAbandonedCompiles) ::_exit(0);
+  }
+}
+
+}  // namespace archdb

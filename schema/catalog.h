@@ -1,0 +1,51 @@
+// schema/catalog.h — the decl-key catalog (schema/catalog.txt): which declarations archdb measures, under
+// which stable dotted key. Parsing is strict; a malformed entry is an error naming file, line and reason.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace archdb {
+
+// How a key is posed to LLVM: by intrinsic name (LLVM's own table gives the signature) or by an explicit
+// declaration, probed exactly as written (as a kernel would emit it).
+struct DeclSpec {
+  enum class Kind { kIntrinsic, kDeclare };
+  Kind kind = Kind::kIntrinsic;
+  std::string name;                         // the function name: "llvm.amdgcn.mfma.f32.4x4x4bf16.1k"
+  std::vector<std::string> overload_types;  // kIntrinsic: overload types in IR syntax, in LLVM's order
+  bool overloaded = false;                  // kIntrinsic: written with [...] (possibly empty)
+  std::string declare_text;                 // kDeclare: the whole `declare ...` line
+  int line = 0;
+
+  std::string to_string() const;  // the spec as written in the catalog
+};
+
+struct CatalogEntry {
+  std::string key;
+  DeclSpec spec;
+  std::map<std::string, DeclSpec> per_flavor;  // "llvm19" -> override
+  int line = 0;
+
+  const DeclSpec& spec_for(const std::string& flavor) const;
+};
+
+struct Catalog {
+  std::string path;                  // for messages
+  std::vector<CatalogEntry> entries; // in file order; keys unique
+
+  const CatalogEntry* find(const std::string& key) const;
+  std::vector<std::string> keys() const;  // sorted
+};
+
+// Parses catalog text; `path` names the file in errors ("schema/catalog.txt:12: ...").
+Catalog parse_catalog(const std::string& text, const std::string& path);
+Catalog load_catalog(const std::string& path);
+
+// Key syntax: dot-separated segments of [a-z0-9_-], e.g. "mfma.f32.4x4x4bf16.1k".
+bool is_valid_key(const std::string& key);
+// Flavor syntax: "llvm" followed by the LLVM major, e.g. "llvm22".
+bool is_valid_flavor(const std::string& flavor);
+
+}  // namespace archdb

@@ -1,0 +1,11 @@
+# Writes the migrations in MIGRATIONS (a ;-list of .sql files, in order) as C++ initialisers to OUT.
+set(body "")
+set(version 0)
+foreach(f IN LISTS MIGRATIONS)
+  math(EXPR version "${version} + 1")
+  file(READ "${f}" sql)
+  get_filename_component(name "${f}" NAME)
+  string(APPEND body "    {${version}, \"${name}\", R\"archdb_sql(${sql})archdb_sql\"},\n")
+endforeach()
+file(WRITE "${OUT}.tmp" "${body}")
+execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different "${OUT}.tmp" "${OUT}")

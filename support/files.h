@@ -1,0 +1,27 @@
+// support/files.h — whole-file reads and crash-safe writes. A write either lands completely or not at all:
+// data goes to a temporary file in the same directory, is fsynced, then renamed over the target.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace archdb {
+
+std::string read_file(const std::filesystem::path& path);  // throws input_error naming the path
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+
+// Replaces directory `target` by directory `staged` in one step where the filesystem allows it
+// (renameat2 RENAME_EXCHANGE), otherwise by two renames with a recoverable backup (see recover_directory).
+// `staged` is consumed. Either the old or the new directory is visible at `target` after a crash.
+void replace_directory(const std::filesystem::path& staged, const std::filesystem::path& target);
+
+// Finishes or undoes a replace_directory that a crash interrupted: if `target` is missing and its backup
+// exists, the backup is put back. Leftover staging and backup folders are removed.
+void recover_directory(const std::filesystem::path& target);
+
+// FNV-1a 64-bit digest, hex: change detection for synced files, not security.
+std::string digest_hex(std::string_view bytes);
+
+}  // namespace archdb
