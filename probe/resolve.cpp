@@ -331,7 +331,7 @@ Resolution resolve_declaration(const DeclSpec& spec, const std::string& flavor_l
   if (spec.kind == DeclSpec::Kind::kIntrinsic) {
     llvm::Intrinsic::ID id = exact_intrinsic(spec.name);
     if (id == llvm::Intrinsic::not_intrinsic || llvm::Intrinsic::getBaseName(id) != spec.name)
-      return fail(Resolution::Kind::kNameAbsent, spec.to_string(), "not an intrinsic in " + flavor_label);
+      return fail(Resolution::Kind::kNameAbsent, spec.name, "not an intrinsic in " + flavor_label);
     std::string tmpl = render_template(id, ctx);
     bool overloaded = llvm::Intrinsic::isOverloaded(id);
     if (!overloaded && spec.overloaded)

@@ -1,0 +1,111 @@
+// tests/column_files_test.cpp — data/<flavor>/: one canonical serialisation, round trips byte for byte,
+// and every kind of corruption refused with file and line.
+#include <gtest/gtest.h>
+
+#include "db/column_files.h"
+#include "support/error.h"
+#include "test_support.h"
+
+namespace archdb {
+namespace {
+
+Column sample() {
+  Column c;
+  c.provenance.flavor = "llvm22";
+  c.provenance.llvm_version = "22.1.8";
+  c.provenance.llvm_major = 22;
+  c.provenance.identity = "Test LLVM version 22.1.8";
+  c.provenance.immarg_sweep = {1, 2};
+  c.provenance.targets = {"gfx90a", "gfx1201"};
+  Cell ok{"mfma.x", "gfx90a", Status::kOk, "llvm.amdgcn.mfma.x", "", {"v_mfma_x"}, std::nullopt, "", ""};
+  Cell no{"mfma.x", "gfx1201", Status::kArchAbsent, "llvm.amdgcn.mfma.x", "LLVM ERROR: Cannot select", {}, std::nullopt, "", ""};
+  Cell swept{"a.lds", "gfx90a", Status::kOk, "llvm.amdgcn.global.load.lds", "", {"global_load_lds_ubyte"}, 1, "", ""};
+  Cell absent{"a.lds", "gfx1201", Status::kNameAbsent, "llvm.amdgcn.global.load.lds", "not an intrinsic", {}, std::nullopt, "", ""};
+  c.cells = {ok, no, swept, absent};
+  c.sort();
+  c.recount();
+  return c;
+}
+
+std::string error_of(const std::string& column_json, const std::string& cells) {
+  try {
+    parse_column(column_json, cells, "data/llvm22");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBadInput);
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ColumnFiles, RoundTripIsByteIdentical) {
+  Column c = sample();
+  std::string cj = render_column_json(c), cl = render_cells_jsonl(c);
+  Column back = parse_column(cj, cl, "data/llvm22");
+  EXPECT_EQ(render_column_json(back), cj);
+  EXPECT_EQ(render_cells_jsonl(back), cl);
+  EXPECT_EQ(back.cells, c.cells);
+  // Sorted by key, then target; one object a line; no timestamps anywhere.
+  EXPECT_EQ(cl.substr(0, cl.find('\n')),
+            R"({"key":"a.lds","target":"gfx1201","status":"name_absent","intrinsic":"llvm.amdgcn.global.load.lds","evidence":"not an intrinsic"})");
+  EXPECT_EQ(cj.find("\"20"), std::string::npos) << "no dates";
+  EXPECT_EQ(cj.find("_at\""), std::string::npos) << "no timestamps";
+}
+
+TEST(ColumnFiles, CorruptCellsAreRefusedWithFileAndLine) {
+  Column c = sample();
+  std::string cj = render_column_json(c), cl = render_cells_jsonl(c);
+  size_t second = cl.find('\n') + 1;
+  std::string line2 = cl.substr(second, cl.find('\n', second) - second);
+
+  EXPECT_NE(error_of(cj, cl.substr(0, second) + "{not json\n" + cl.substr(cl.find('\n', second) + 1))
+                .find("data/llvm22/cells.jsonl:2: invalid JSON"),
+            std::string::npos);
+  std::string swapped = line2 + "\n" + cl.substr(0, second) + cl.substr(cl.find('\n', second) + 1);
+  EXPECT_NE(error_of(cj, swapped).find("cells.jsonl:2: cells are not sorted"), std::string::npos);
+  EXPECT_NE(error_of(cj, cl.substr(0, second) + cl.substr(0, second) + cl.substr(second)).find("duplicate cell"),
+            std::string::npos);
+  std::string probe_error = cl;
+  probe_error.replace(probe_error.find("name_absent"), 11, "probe_error");
+  EXPECT_NE(error_of(cj, probe_error).find("cells.jsonl:1: probe_error is a defect of the probe"), std::string::npos);
+  std::string no_evidence = cl;
+  const std::string evidence_field = ",\"evidence\":\"not an intrinsic\"";
+  no_evidence.replace(no_evidence.find(evidence_field), evidence_field.size(), "");
+  EXPECT_NE(error_of(cj, no_evidence).find("cells.jsonl:1: status name_absent without evidence"), std::string::npos);
+  std::string unknown_status = cl;
+  unknown_status.replace(unknown_status.find("name_absent"), 11, "maybe");
+  EXPECT_NE(error_of(cj, unknown_status).find("unknown status 'maybe'"), std::string::npos);
+  std::string foreign_target = cl;
+  foreign_target.replace(foreign_target.find("gfx1201"), 7, "gfx1100");
+  EXPECT_NE(error_of(cj, foreign_target).find("target 'gfx1100' is not in column.json's target list"),
+            std::string::npos);
+  EXPECT_NE(error_of(cj, cl.substr(0, cl.size() - 1)).find("not terminated by a newline"), std::string::npos);
+  EXPECT_NE(error_of(cj, cl.substr(0, second)).find("counts and keys disagree"), std::string::npos);
+}
+
+TEST(ColumnFiles, ProvenanceMustMatchTheFolder) {
+  Column c = sample();
+  std::string cj = render_column_json(c);
+  cj.replace(cj.find("\"flavor\": \"llvm22\""), 18, "\"flavor\": \"llvm23\"");
+  EXPECT_NE(error_of(cj, render_cells_jsonl(c)).find("provenance names flavor 'llvm23' but the folder is 'llvm22'"),
+            std::string::npos);
+  EXPECT_NE(error_of("{]", render_cells_jsonl(c)).find("data/llvm22/column.json: invalid JSON"), std::string::npos);
+}
+
+TEST(ColumnFiles, WriteReplacesTheFolderWhole) {
+  test::TempDir dir;
+  Column c = sample();
+  write_column_dir(dir.path(), c);
+  EXPECT_EQ(test::read(dir / "llvm22/cells.jsonl"), render_cells_jsonl(c));
+  c.cells.pop_back();
+  c.recount();
+  write_column_dir(dir.path(), c);
+  EXPECT_EQ(read_column_dir(dir / "llvm22").cells.size(), 3u);
+  EXPECT_EQ(column_dir_digest(dir / "llvm22"), column_digest(c));
+  // Nothing left behind: no staging or backup folders.
+  int entries = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir.path())) entries += !e.path().empty();
+  EXPECT_EQ(entries, 1);
+}
+
+}  // namespace
+}  // namespace archdb

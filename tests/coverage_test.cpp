@@ -1,0 +1,90 @@
+// tests/coverage_test.cpp — the coverage gate: one test per committed column of this checkout (a column of
+// a toolchain this host lacks is a named skip listing what it misses, never a pass), and the gate's rules
+// on made-up columns.
+#include <gtest/gtest.h>
+
+#include "db/column_files.h"
+#include "db/coverage.h"
+#include "probe/toolchain.h"
+#include "test_support.h"
+
+namespace archdb {
+namespace {
+namespace fs = std::filesystem;
+
+class CoverageGate : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CoverageGate, EveryCatalogKeyOnEveryWiredTarget) {
+  fs::path root = test::source_dir();
+  Catalog catalog = load_catalog((root / "schema/catalog.txt").string());
+  TargetList targets = load_targets((root / "schema/targets.txt").string());
+  for (const auto& cov : check_coverage(catalog, targets, root / "data", linked_toolchain().flavor())) {
+    if (cov.flavor != GetParam()) continue;
+    if (cov.verdict == FlavorCoverage::Verdict::kSkip) GTEST_SKIP() << cov.summary();
+    EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kPass) << cov.summary();
+    return;
+  }
+  FAIL() << "no coverage verdict for " << GetParam();
+}
+
+std::vector<std::string> committed_flavors() {
+  auto flavors = list_column_dirs(test::source_dir() / "data");
+  // The column of the toolchain this build links must be committed; its absence is a failure too.
+  std::string mine = linked_toolchain().flavor();
+  if (std::find(flavors.begin(), flavors.end(), mine) == flavors.end()) flavors.push_back(mine);
+  return flavors;
+}
+
+INSTANTIATE_TEST_SUITE_P(Committed, CoverageGate, ::testing::ValuesIn(committed_flavors()),
+                         [](const auto& info) { return info.param; });
+
+Column column_of(const std::string& flavor, const std::vector<std::string>& keys) {
+  Column c;
+  c.provenance.flavor = flavor;
+  c.provenance.targets = {"gfx90a", "gfx942"};
+  for (const auto& k : keys)
+    for (const auto& t : c.provenance.targets)
+      c.cells.push_back({k, t, Status::kNameAbsent, "llvm." + k, "not an intrinsic", {}, std::nullopt, "", ""});
+  c.sort();
+  c.recount();
+  return c;
+}
+
+TEST(CoverageRules, HostFlavorMustBeCompleteOtherFlavorsAreNamedSkips) {
+  test::TempDir dir;
+  Catalog catalog = parse_catalog("a.one llvm.a\nb.two llvm.b\n", "cat.txt");
+  TargetList targets = parse_targets("gfx90a\ngfx942\n", "t.txt");
+  write_column_dir(dir / "data", column_of("llvm22", {"a.one"}));
+  write_column_dir(dir / "data", column_of("llvm5", {"a.one"}));  // no host has LLVM 5
+  write_column_dir(dir / "data", column_of("llvm6", {"a.one", "b.two", "c.three"}));
+  auto report = check_coverage(catalog, targets, dir / "data", "llvm22");
+  ASSERT_EQ(report.size(), 3u);
+  for (const auto& cov : report) {
+    if (cov.flavor == "llvm22") {
+      EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << cov.summary();
+      EXPECT_EQ(cov.missing_keys, std::vector<std::string>{"b.two"});
+    }
+    if (cov.flavor == "llvm5") {
+      EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kSkip) << cov.summary();
+      EXPECT_NE(cov.summary().find("keys not measured: b.two"), std::string::npos) << cov.summary();
+    }
+    if (cov.flavor == "llvm6") {
+      EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << "a key outside the catalog fails";
+      EXPECT_EQ(cov.unknown_keys, std::vector<std::string>{"c.three"});
+    }
+  }
+}
+
+TEST(CoverageRules, MissingHostColumnAndCorruptColumnsFail) {
+  test::TempDir dir;
+  Catalog catalog = parse_catalog("a.one llvm.a\n", "cat.txt");
+  TargetList targets = parse_targets("gfx90a\ngfx942\n", "t.txt");
+  write_column_dir(dir / "data", column_of("llvm5", {"a.one"}));
+  test::write(dir / "data/llvm5/cells.jsonl", "garbage\n");
+  auto report = check_coverage(catalog, targets, dir / "data", "llvm22");
+  ASSERT_EQ(report.size(), 2u);
+  for (const auto& cov : report) EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << cov.summary();
+}
+
+}  // namespace
+}  // namespace archdb

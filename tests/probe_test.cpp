@@ -1,0 +1,187 @@
+// tests/probe_test.cpp — the probe against the real, linked LLVM: each status of the taxonomy produced by
+// the real compiler, crashes and hangs contained, the immediate sweep, auto-upgrade and remangling.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "probe/asm_text.h"
+#include "probe/probe.h"
+#include "probe/toolchain.h"
+#include "support/error.h"
+
+namespace archdb {
+namespace {
+
+struct Probed {
+  Catalog catalog;
+  ProbeResult result;
+  const Cell& at(const std::string& key, const std::string& target) const {
+    const Cell* c = result.column.find(key, target);
+    if (!c) throw std::runtime_error("no cell " + key + "/" + target);
+    return *c;
+  }
+};
+
+Probed probe(const std::string& catalog_text, std::vector<std::string> targets, ProbeOptions options = {}) {
+  Probed p;
+  p.catalog = parse_catalog(catalog_text, "test-catalog.txt");
+  std::vector<const CatalogEntry*> entries;
+  for (const auto& e : p.catalog.entries) entries.push_back(&e);
+  options.flavor = linked_toolchain().flavor();
+  options.targets = std::move(targets);
+  p.result = run_probe(p.catalog, entries, options);
+  return p;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(Probe, Mfma4x4x4Bf16LowersOnCdnaAndIsRefusedOnRdna4) {
+  auto p = probe("mfma.f32.4x4x4bf16.1k llvm.amdgcn.mfma.f32.4x4x4bf16.1k\n", {"gfx90a", "gfx942", "gfx1201"});
+  EXPECT_TRUE(p.result.probe_errors.empty());
+  const Cell& cdna2 = p.at("mfma.f32.4x4x4bf16.1k", "gfx90a");
+  EXPECT_EQ(cdna2.status, Status::kOk);
+  EXPECT_TRUE(contains(cdna2.lowered_to, "v_mfma_f32_4x4x4bf16_1k")) << cell_to_json(cdna2).dump();
+  EXPECT_EQ(cdna2.intrinsic, "llvm.amdgcn.mfma.f32.4x4x4bf16.1k");
+  const Cell& cdna3 = p.at("mfma.f32.4x4x4bf16.1k", "gfx942");
+  EXPECT_EQ(cdna3.status, Status::kOk);
+  EXPECT_TRUE(contains(cdna3.lowered_to, "v_mfma_f32_4x4x4_16b_bf16")) << cell_to_json(cdna3).dump();
+  const Cell& rdna4 = p.at("mfma.f32.4x4x4bf16.1k", "gfx1201");
+  EXPECT_EQ(rdna4.status, Status::kArchAbsent);
+  EXPECT_NE(rdna4.evidence.find("Cannot select: intrinsic %llvm.amdgcn.mfma.f32.4x4x4bf16.1k"), std::string::npos)
+      << rdna4.evidence;
+}
+
+TEST(Probe, MadeUpNameIsNameAbsent) {
+  auto p = probe("made.up llvm.amdgcn.made.up.intrinsic\n"
+                 "made.up.declared declare i32 @llvm.amdgcn.not.a.thing(i32)\n",
+                 {"gfx90a"});
+  for (const char* key : {"made.up", "made.up.declared"}) {
+    const Cell& c = p.at(key, "gfx90a");
+    EXPECT_EQ(c.status, Status::kNameAbsent) << key;
+    EXPECT_NE(c.evidence.find("not an intrinsic in LLVM"), std::string::npos) << c.evidence;
+  }
+  EXPECT_EQ(p.at("made.up.declared", "gfx90a").intrinsic, "llvm.amdgcn.not.a.thing");
+}
+
+TEST(Probe, WrongTypedDeclareIsSignatureMismatchWithTheExpectedSignature) {
+  auto p = probe("wrong.types declare float @llvm.amdgcn.mfma.f32.4x4x4bf16.1k(i32, i32)\n"
+                 "wrong.overloads llvm.fmuladd[i32]\n"
+                 "not.overloaded llvm.amdgcn.mfma.f32.4x4x4bf16.1k[float]\n",
+                 {"gfx90a"});
+  const Cell& c = p.at("wrong.types", "gfx90a");
+  EXPECT_EQ(c.status, Status::kSignatureMismatch);
+  EXPECT_NE(c.evidence.find("<4 x float> (<4 x i16>, <4 x i16>, <4 x float>, i32 immarg, i32 immarg, i32 immarg)"),
+            std::string::npos)
+      << c.evidence;
+  EXPECT_EQ(p.at("wrong.overloads", "gfx90a").status, Status::kSignatureMismatch);
+  EXPECT_NE(p.at("wrong.overloads", "gfx90a").evidence.find("anyfloat#0"), std::string::npos);
+  EXPECT_EQ(p.at("not.overloaded", "gfx90a").status, Status::kSignatureMismatch);
+  EXPECT_NE(p.at("not.overloaded", "gfx90a").evidence.find("is not overloaded"), std::string::npos);
+}
+
+TEST(Probe, UnknownTargetIsTargetUnsupportedNeverIgnored) {
+  auto p = probe("mfma.f32.4x4x4bf16.1k llvm.amdgcn.mfma.f32.4x4x4bf16.1k\n", {"gfx90a", "gfx999"});
+  const Cell& c = p.at("mfma.f32.4x4x4bf16.1k", "gfx999");
+  EXPECT_EQ(c.status, Status::kTargetUnsupported);
+  EXPECT_NE(c.evidence.find("does not know processor 'gfx999'"), std::string::npos);
+  EXPECT_EQ(p.at("mfma.f32.4x4x4bf16.1k", "gfx90a").status, Status::kOk);
+}
+
+TEST(Probe, CrashIsRecordedAndTheRestOfTheColumnCompletes) {
+  auto p = probe("fmuladd.f32 llvm.fmuladd[float]\n"
+                 "s.barrier.signal llvm.amdgcn.s.barrier.signal\n"
+                 "workitem.x llvm.amdgcn.workitem.id.x\n",
+                 {"gfx942", "gfx1201"});
+  EXPECT_TRUE(p.result.probe_errors.empty());
+  const Cell& crash = p.at("s.barrier.signal", "gfx942");
+  EXPECT_EQ(crash.status, Status::kToolchainCrash);
+  EXPECT_NE(crash.evidence.find("SIGSEGV"), std::string::npos) << crash.evidence;
+  EXPECT_NE(crash.evidence.find("in pass '"), std::string::npos) << crash.evidence;
+  EXPECT_EQ(crash.evidence.find('/'), std::string::npos) << "no machine paths: " << crash.evidence;
+  EXPECT_EQ(p.at("s.barrier.signal", "gfx1201").status, Status::kOk);
+  EXPECT_EQ(p.at("fmuladd.f32", "gfx942").status, Status::kOk);
+  EXPECT_EQ(p.at("workitem.x", "gfx942").status, Status::kOk);
+  EXPECT_GE(p.result.stats.retried, 1);  // the non-answer was asked once more, alone
+}
+
+TEST(Probe, InjectedHangIsToolchainTimeout) {
+  ProbeOptions options;
+  options.timeout_s = 1;
+  options.inject_hang_key = "fmuladd.f32";
+  auto p = probe("fmuladd.f32 llvm.fmuladd[float]\n"
+                 "workitem.x llvm.amdgcn.workitem.id.x\n",
+                 {"gfx90a"}, options);
+  const Cell& hung = p.at("fmuladd.f32", "gfx90a");
+  EXPECT_EQ(hung.status, Status::kToolchainTimeout);
+  EXPECT_NE(hung.evidence.find("no answer within 1 s"), std::string::npos) << hung.evidence;
+  EXPECT_EQ(p.at("workitem.x", "gfx90a").status, Status::kOk);
+}
+
+TEST(Probe, IllegalDefaultImmediateIsSweptAndRecorded) {
+  auto p = probe("global.load.lds llvm.amdgcn.global.load.lds\n", {"gfx90a", "gfx1201"});
+  const Cell& c = p.at("global.load.lds", "gfx90a");
+  EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
+  ASSERT_TRUE(c.imm.has_value());
+  EXPECT_EQ(*c.imm, 1);  // a transfer size of 0 is illegal; 1 byte is the first that lowers
+  const Cell& none = p.at("global.load.lds", "gfx1201");
+  EXPECT_EQ(none.status, Status::kArchAbsent);
+  EXPECT_NE(none.evidence.find("immarg sweep"), std::string::npos) << none.evidence;
+  EXPECT_GE(p.result.stats.sweep_probes, 2);
+}
+
+TEST(Probe, AutoUpgradedAndRemangledDeclarationsAreResolvedByLlvm) {
+  auto p = probe("global.atomic.fadd.v2f16 declare <2 x half> "
+                 "@llvm.amdgcn.global.atomic.fadd.v2f16.p1.v2f16(ptr addrspace(1), <2 x half>)\n"
+                 "fmuladd.misspelt declare float @llvm.fmuladd.f64(float, float, float)\n",
+                 {"gfx942"});
+  const Cell& upgraded = p.at("global.atomic.fadd.v2f16", "gfx942");
+  EXPECT_EQ(upgraded.status, Status::kOk);
+  EXPECT_NE(upgraded.note.find("auto-upgraded"), std::string::npos) << upgraded.note;
+  const Cell& remangled = p.at("fmuladd.misspelt", "gfx942");
+  EXPECT_EQ(remangled.status, Status::kOk) << cell_to_json(remangled).dump();
+  EXPECT_EQ(remangled.intrinsic, "llvm.fmuladd.f32");
+  EXPECT_NE(remangled.note.find("remangled from llvm.fmuladd.f64"), std::string::npos) << remangled.note;
+}
+
+TEST(Probe, MalformedOverloadTypeIsACatalogErrorWithFileAndLine) {
+  try {
+    probe("ok.key llvm.fmuladd[float]\nbad.key llvm.fmuladd[flaot]\n", {"gfx90a"});
+    FAIL() << "a type that does not parse was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find("test-catalog.txt:2: key 'bad.key': invalid overload type 'flaot'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Probe, StrictIsolationMeasuresTheSameColumn) {
+  const char* catalog =
+      "mfma.f32.4x4x4f16 llvm.amdgcn.mfma.f32.4x4x4f16\n"
+      "wmma.f32.16x16x16.f16 llvm.amdgcn.wmma.f32.16x16x16.f16[<8 x float>, <16 x half>]\n"
+      "permlane16 llvm.amdgcn.permlane16[i32]\n"
+      "fmuladd.v2f16 llvm.fmuladd[<2 x half>]\n";
+  std::vector<std::string> targets = {"gfx90a", "gfx1100", "gfx1201"};
+  ProbeOptions strict;
+  strict.strict_isolation = true;
+  auto recovered = probe(catalog, targets);
+  auto isolated = probe(catalog, targets, strict);
+  EXPECT_EQ(recovered.result.column.cells, isolated.result.column.cells);
+  EXPECT_GT(isolated.result.stats.worker_deaths, recovered.result.stats.worker_deaths);
+}
+
+TEST(AsmText, MnemonicsAndTheirDifferenceAgainstABaseline) {
+  std::string text =
+      "\t.text\n\t.globl\tk\nk:                ; @k\n; %bb.0:\n\ts_load_dwordx2 s[0:1], s[4:5], 0x0\n"
+      "\tv_mfma_f32_4x4x4bf16_1k a[0:3], v[2:3], v[4:5], a[0:3]\n\ts_nop 4\n\ts_endpgm\n"
+      "\t.section\t.rodata\n\t.amdhsa_kernel k\n\t.end_amdhsa_kernel\n.Lfunc_end0:\n\tv_not_counted v0\n";
+  auto m = function_mnemonics(text, "k");
+  EXPECT_EQ(m, (std::vector<std::string>{"s_load_dwordx2", "v_mfma_f32_4x4x4bf16_1k", "s_nop", "s_endpgm"}));
+  EXPECT_EQ(lowered_mnemonics(m, {"s_load_dwordx2", "s_endpgm", "s_nop", "s_nop"}),
+            std::vector<std::string>{"v_mfma_f32_4x4x4bf16_1k"});
+}
+
+}  // namespace
+}  // namespace archdb

@@ -1,0 +1,144 @@
+// tests/store_test.cpp — the SQLite store on real files: migrations, WAL, transactional column writes, the
+// run record, and refusal of corrupt or foreign databases.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "db/column_files.h"
+#include "db/store.h"
+#include "support/error.h"
+#include "test_support.h"
+
+namespace archdb {
+namespace {
+
+std::vector<Cell> cells_of(int n) {
+  std::vector<Cell> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back({"k" + std::to_string(i), "gfx90a", Status::kOk, "llvm.amdgcn.k", "", {"v_x"}, std::nullopt, "", ""});
+  return out;
+}
+
+std::string pragma(const std::filesystem::path& db, const char* sql) {
+  sqlite3* h;
+  sqlite3_open(db.c_str(), &h);
+  sqlite3_stmt* s;
+  sqlite3_prepare_v2(h, sql, -1, &s, nullptr);
+  std::string v = sqlite3_step(s) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0)) : "";
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  return v;
+}
+
+TEST(Store, CreatesAndMigratesInWalMode) {
+  test::TempDir dir;
+  auto store = Store::open(dir / "a.sqlite");
+  EXPECT_EQ(store->schema_version(), 1);
+  store.reset();
+  EXPECT_EQ(pragma(dir / "a.sqlite", "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(Store::open(dir / "a.sqlite")->schema_version(), 1);  // reopening applies nothing twice
+}
+
+TEST(Store, ReplacesAColumnInOneTransaction) {
+  test::TempDir dir;
+  auto store = Store::open(dir / "a.sqlite");
+  store->replace_column("llvm22", Origin::kMeasured, "{}", cells_of(3), "d1", std::nullopt);
+  EXPECT_EQ(store->cells("llvm22").size(), 3u);
+  // A write that fails half-way (a probe_error cell is refused by the schema's rules) leaves the old column.
+  auto bad = cells_of(5);
+  bad[4].status = Status::kProbeError;
+  EXPECT_THROW(store->replace_column("llvm22", Origin::kMeasured, "{}", bad, "d2", std::nullopt), Error);
+  EXPECT_EQ(store->cells("llvm22").size(), 3u);
+  EXPECT_EQ(store->flavor("llvm22")->source_digest, "d1");
+  // The schema itself refuses an ok cell with evidence.
+  auto evidence = cells_of(1);
+  evidence[0].evidence = "should not be here";
+  EXPECT_THROW(store->replace_column("llvm22", Origin::kMeasured, "{}", evidence, "d3", std::nullopt), Error);
+  EXPECT_EQ(store->cells("llvm22").size(), 3u);
+}
+
+TEST(Store, RecordsRunsAndMarksAbandonedOnesInterrupted) {
+  test::TempDir dir;
+  auto store = Store::open(dir / "a.sqlite");
+  int64_t run = store->start_run("llvm22", "regen", "{\"llvm_version\":\"22\"}");
+  store->finish_run(run, "ok", "{\"ok\":1}", "");
+  int64_t stale = store->start_run("llvm22", "regen", "{}");
+  // Pretend the run belonged to a process that is gone.
+  sqlite3* h;
+  sqlite3_open((dir / "a.sqlite").c_str(), &h);
+  sqlite3_exec(h, ("UPDATE run SET pid = 999999999 WHERE id = " + std::to_string(stale)).c_str(), nullptr, nullptr, nullptr);
+  sqlite3_close(h);
+  store->mark_interrupted_runs();
+  auto runs = store->runs(10);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].outcome, "interrupted");
+  EXPECT_EQ(runs[1].outcome, "ok");
+  EXPECT_FALSE(runs[1].ended_at.empty());
+}
+
+TEST(Store, CorruptFileIsRefusedWithItsName) {
+  test::TempDir dir;
+  test::write(dir / "bad.sqlite", std::string(8192, 'x'));
+  try {
+    Store::open(dir / "bad.sqlite");
+    FAIL() << "opened a corrupt file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find((dir / "bad.sqlite").string()), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(test::read(dir / "bad.sqlite"), std::string(8192, 'x'));  // and left untouched
+}
+
+TEST(Store, ForeignDatabaseIsRefused) {
+  test::TempDir dir;
+  sqlite3* h;
+  sqlite3_open((dir / "other.sqlite").c_str(), &h);
+  sqlite3_exec(h, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", nullptr, nullptr, nullptr);
+  sqlite3_close(h);
+  try {
+    Store::open(dir / "other.sqlite");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not an archdb database"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Store, NewerSchemaIsRefused) {
+  test::TempDir dir;
+  Store::open(dir / "a.sqlite");
+  sqlite3* h;
+  sqlite3_open((dir / "a.sqlite").c_str(), &h);
+  sqlite3_exec(h, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+  sqlite3_close(h);
+  try {
+    Store::open(dir / "a.sqlite");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Store, SyncsCommittedColumnsByDigest) {
+  test::TempDir dir;
+  Column c;
+  c.provenance.flavor = "llvm22";
+  c.provenance.targets = {"gfx90a"};
+  c.cells = cells_of(2);
+  c.sort();
+  c.recount();
+  write_column_dir(dir / "data", c);
+  auto store = Store::open(dir / "a.sqlite");
+  sync_store_from_data(*store, dir / "data");
+  EXPECT_EQ(store->cells("llvm22").size(), 2u);
+  EXPECT_EQ(store->flavor("llvm22")->source_digest, column_digest(c));
+  // A corrupt committed column is an error naming the file, and the store keeps what it had.
+  test::write(dir / "data/llvm22/cells.jsonl", "{\n");
+  EXPECT_THROW(sync_store_from_data(*store, dir / "data"), Error);
+  EXPECT_EQ(store->cells("llvm22").size(), 2u);
+  // A folder that is gone takes its measured column with it.
+  std::filesystem::remove_all(dir / "data/llvm22");
+  sync_store_from_data(*store, dir / "data");
+  EXPECT_FALSE(store->flavor("llvm22"));
+}
+
+}  // namespace
+}  // namespace archdb
