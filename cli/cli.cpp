@@ -2,7 +2,12 @@
 // become a one-line message and an exit code.
 #include "cli/cli.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -33,7 +38,21 @@ std::string version_text() {
 }
 }  // namespace
 
+// The probe's workers fault in fresh memory for every compile; with huge pages that is a few faults
+// instead of thousands. glibc reads its malloc tunables only at start-up, so a measuring command starts
+// itself once more with them set (nothing is lost: nothing has happened yet).
+void reexec_with_huge_pages(int argc, char** argv) {
+  bool measuring = false;
+  for (int i = 1; i < argc; ++i) measuring |= std::strcmp(argv[i], "regen") == 0 || std::strcmp(argv[i], "bench") == 0;
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  if (!measuring || (tunables && std::strstr(tunables, "glibc.malloc.hugetlb"))) return;
+  std::string value = std::string(tunables && *tunables ? std::string(tunables) + ":" : "") + "glibc.malloc.hugetlb=1";
+  ::setenv("GLIBC_TUNABLES", value.c_str(), 1);
+  ::execv("/proc/self/exe", argv);  // returns only on failure: then go on as we are
+}
+
 int run(int argc, char** argv) {
+  reexec_with_huge_pages(argc, argv);
   Context context = Context::with_defaults();
   int exit_code = kExitOk;
   CLI::App app{"archdb: which LLVM intrinsics each AMD GPU target can lower, per LLVM version, with evidence"};

@@ -99,6 +99,7 @@ struct RegenArgs {
   int timeout_s = 60;
   std::string inject_hang;
   bool strict_isolation = false;
+  int batch = 0;
   std::string immarg_sweep = "1,2,4,12,16";
 };
 
@@ -135,6 +136,7 @@ int regen(const Context& ctx, const RegenArgs& args) {
   options.keep_ir_dir = args.keep_ir;
   options.inject_hang_key = args.inject_hang;
   options.strict_isolation = args.strict_isolation;
+  if (args.batch > 0) options.batch_size = args.batch;
   options.immarg_sweep.clear();
   for (const auto& v : split_list(args.immarg_sweep)) {
     try {
@@ -262,6 +264,7 @@ void add_regen(CLI::App& app, Context& context, int& exit_code) {
       ->default_val("1,2,4,12,16");
   sub->add_flag("--strict-isolation", args->strict_isolation,
                 "end the worker on every fatal error, lowering refusals included (same column, slower)");
+  sub->add_option("--batch", args->batch, "probe kernels per compile job (tuning)")->group("");
   sub->add_option("--inject-hang", args->inject_hang, "testing: make this key's probe hang")->group("");
   sub->callback([&context, &exit_code, args] { exit_code = regen(context, *args); });
 }

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 #include <optional>
 
@@ -228,125 +229,161 @@ void WorkerPool::reap(Worker& w, const Callbacks& callbacks) {
   ::close(w.err_fd);
 }
 
-void WorkerPool::run(const Callbacks& callbacks) {
-  auto working = [&] {
-    int n = 0;
-    for (auto& w : live_) n += w->job && !w->warming;
-    return n;
-  };
-  auto last_tick = Clock::now();
-  while (!pending_.empty() || working() > 0) {
-    // Hand out work: idle workers first (they are warm), then new ones up to the limit.
-    for (auto& w : live_) {
-      if (pending_.empty() || working() >= workers_) break;
-      if (!w->job && !w->dying) {
-        Job job = std::move(pending_.front());
-        pending_.pop_front();
-        assign(*w, std::move(job));
-      }
-    }
-    auto alive = [&] {
-      int n = 0;
-      for (auto& w : live_) n += !w->dying;
-      return n;
-    };
-    while (!pending_.empty() && alive() < workers_) {
-      spawn();
+int WorkerPool::working() const {
+  int n = 0;
+  for (auto& w : live_) n += w->job && !w->warming;
+  return n;
+}
+
+bool WorkerPool::busy() const { return !pending_.empty() || working() > 0; }
+
+void WorkerPool::dispatch() {
+  // Hand out work: idle workers first (they are warm), then new ones up to the limit.
+  for (auto& w : live_) {
+    if (pending_.empty() || working() >= workers_) break;
+    if (!w->job && !w->dying) {
       Job job = std::move(pending_.front());
       pending_.pop_front();
-      assign(*live_.back(), std::move(job));
-    }
-    if (warm_up_ && !pending_.empty()) {
-      int ready = 0;
-      for (auto& w : live_) ready += (!w->job && !w->dying) || w->warming;
-      while (ready < spares_ && alive() < workers_ + spares_) {
-        spawn();
-        assign(*live_.back(), *warm_up_);
-        live_.back()->warming = true;
-        ++ready;
-      }
-    }
-    std::vector<pollfd> fds;
-    for (auto& w : live_) fds.push_back({w->out_fd, POLLIN, 0});
-    int n = ::poll(fds.data(), fds.size(), 100);
-    if (n < 0 && errno != EINTR) throw internal_error(std::string("poll: ") + std::strerror(errno));
-    auto now = Clock::now();
-    for (size_t i = 0; i < live_.size(); ++i) {
-      Worker& w = *live_[i];
-      bool eof = false;
-      if (n > 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
-        char buf[65536];
-        ssize_t got = ::read(w.out_fd, buf, sizeof buf);
-        if (got > 0) {
-          w.buffer.append(buf, static_cast<size_t>(got));
-          w.last_activity = now;
-          size_t nl;
-          while ((nl = w.buffer.find('\n')) != std::string::npos) {
-            std::string line = w.buffer.substr(0, nl);
-            w.buffer.erase(0, nl + 1);
-            nlohmann::json j;
-            try {
-              j = nlohmann::json::parse(line);
-            } catch (const nlohmann::json::exception&) {
-              continue;  // a torn last word; the exit status still tells
-            }
-            std::string t = j.value("t", "");
-            if (!w.job) continue;
-            if (w.warming) {
-              if (t == "end") {
-                w.job.reset();
-                w.warming = false;
-              }
-              continue;
-            }
-            if (t == "item") {
-              callbacks.on_item(*w.job, j);
-            } else if (t == "end") {
-              WorkerEnd end = w.end;
-              end.completed = true;
-              Job job = std::move(*w.job);
-              w.job.reset();
-              callbacks.on_end(job, end);
-            } else if (t == "die") {
-              // Its last words say all there is: hand the job back now rather than after the process is
-              // torn down, which takes milliseconds for a process of LLVM's size.
-              w.end.how = j.value("how", "");
-              w.end.function = j.value("fn", "");
-              w.end.pass = j.value("pass", "");
-              w.end.message = j.value("msg", "");
-              ::kill(w.pid, SIGKILL);
-              w.dying = true;
-              finish_dead_job(w, callbacks, 0, false);
-            } else if (t == "job_error") {
-              w.end.how = "job_error";
-              w.end.message = j.value("msg", "");
-            } else if (t == "unattributed") {
-              w.end.unattributed_error = j.value("msg", "");
-            }
-          }
-        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
-          eof = true;
-        }
-      }
-      if (!eof && w.job && !w.watchdog_killed &&
-          now - w.last_activity > std::chrono::seconds(w.job->timeout_s + kWatchdogGraceS)) {
-        ::kill(w.pid, SIGKILL);
-        w.watchdog_killed = true;
-      }
-      if (eof) {
-        std::unique_ptr<Worker> gone = std::move(live_[i]);
-        live_.erase(live_.begin() + static_cast<long>(i));
-        fds.erase(fds.begin() + static_cast<long>(i));
-        --i;
-        reap(*gone, callbacks);
-      }
-    }
-    if (callbacks.on_tick && now - last_tick > std::chrono::milliseconds(100)) {
-      callbacks.on_tick();
-      last_tick = now;
+      assign(*w, std::move(job));
     }
   }
-  if (callbacks.on_tick) callbacks.on_tick();
+  auto alive = [&] {
+    int n = 0;
+    for (auto& w : live_) n += !w->dying;
+    return n;
+  };
+  while (!pending_.empty() && alive() < workers_) {
+    spawn();
+    Job job = std::move(pending_.front());
+    pending_.pop_front();
+    assign(*live_.back(), std::move(job));
+  }
+  if (warm_up_ && !pending_.empty()) {
+    int ready = 0;
+    for (auto& w : live_) ready += (!w->job && !w->dying) || w->warming;
+    while (ready < spares_ && alive() < workers_ + spares_) {
+      spawn();
+      assign(*live_.back(), *warm_up_);
+      live_.back()->warming = true;
+      ++ready;
+    }
+  }
+}
+
+void WorkerPool::handle_line(Worker& w, const std::string& line, const Callbacks& callbacks) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const nlohmann::json::exception&) {
+    return;  // a torn last word; the exit status still tells
+  }
+  std::string t = j.value("t", "");
+  if (!w.job) return;
+  if (w.warming) {
+    if (t == "end") {
+      w.job.reset();
+      w.warming = false;
+    }
+    return;
+  }
+  if (t == "item") {
+    callbacks.on_item(*w.job, j);
+  } else if (t == "end") {
+    WorkerEnd end = w.end;
+    end.completed = true;
+    Job job = std::move(*w.job);
+    w.job.reset();
+    callbacks.on_end(job, end);
+  } else if (t == "die") {
+    // Its last words say all there is: hand the job back now rather than after the process is torn
+    // down, which takes milliseconds for a process of LLVM's size.
+    w.end.how = j.value("how", "");
+    w.end.function = j.value("fn", "");
+    w.end.pass = j.value("pass", "");
+    w.end.message = j.value("msg", "");
+    ::kill(w.pid, SIGKILL);
+    w.dying = true;
+    finish_dead_job(w, callbacks, 0, false);
+  } else if (t == "job_error") {
+    w.end.how = "job_error";
+    w.end.message = j.value("msg", "");
+  } else if (t == "unattributed") {
+    w.end.unattributed_error = j.value("msg", "");
+  }
+}
+
+void WorkerPool::service(const std::vector<short>& revents, const Callbacks& callbacks) {
+  auto now = Clock::now();
+  std::vector<Worker*> gone;
+  for (size_t i = 0; i < revents.size() && i < live_.size(); ++i) {
+    Worker& w = *live_[i];
+    bool eof = false;
+    if (revents[i] & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[65536];
+      ssize_t got = ::read(w.out_fd, buf, sizeof buf);
+      if (got > 0) {
+        w.buffer.append(buf, static_cast<size_t>(got));
+        w.last_activity = now;
+        size_t nl;
+        while ((nl = w.buffer.find('\n')) != std::string::npos) {
+          std::string line = w.buffer.substr(0, nl);
+          w.buffer.erase(0, nl + 1);
+          handle_line(w, line, callbacks);
+        }
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        eof = true;
+      }
+    }
+    if (!eof && w.job && !w.watchdog_killed &&
+        now - w.last_activity > std::chrono::seconds(w.job->timeout_s + kWatchdogGraceS)) {
+      ::kill(w.pid, SIGKILL);
+      w.watchdog_killed = true;
+    }
+    if (eof) gone.push_back(&w);
+  }
+  for (Worker* w : gone) {
+    auto it = std::find_if(live_.begin(), live_.end(), [&](const auto& p) { return p.get() == w; });
+    std::unique_ptr<Worker> dead = std::move(*it);
+    live_.erase(it);
+    reap(*dead, callbacks);
+  }
+}
+
+void WorkerPool::run(const Callbacks& callbacks) { run_together({{this, &callbacks}}); }
+
+void WorkerPool::run_together(const std::vector<std::pair<WorkerPool*, const Callbacks*>>& pools) {
+  auto any_busy = [&] {
+    for (auto& [pool, cb] : pools)
+      if (pool->busy()) return true;
+    return false;
+  };
+  auto last_tick = Clock::now();
+  auto tick = [&] {
+    for (auto& [pool, cb] : pools)
+      if (cb->on_tick) cb->on_tick();
+  };
+  while (any_busy()) {
+    std::vector<pollfd> fds;
+    std::vector<size_t> first;  // index in fds of each pool's first worker
+    for (auto& [pool, cb] : pools) {
+      pool->dispatch();
+      first.push_back(fds.size());
+      for (auto& w : pool->live_) fds.push_back({w->out_fd, POLLIN, 0});
+    }
+    int n = ::poll(fds.data(), fds.size(), 100);
+    if (n < 0 && errno != EINTR) throw internal_error(std::string("poll: ") + std::strerror(errno));
+    for (size_t p = 0; p < pools.size(); ++p) {
+      size_t end = p + 1 < pools.size() ? first[p + 1] : fds.size();
+      std::vector<short> revents;
+      for (size_t i = first[p]; i < end; ++i) revents.push_back(n > 0 ? fds[i].revents : 0);
+      pools[p].first->service(revents, *pools[p].second);
+    }
+    if (Clock::now() - last_tick > std::chrono::milliseconds(100)) {
+      tick();
+      last_tick = Clock::now();
+    }
+  }
+  tick();
 }
 
 }  // namespace archdb

@@ -41,6 +41,9 @@ class WorkerPool {
 
   void submit(Job job);                  // also from within callbacks
   void run(const Callbacks& callbacks);  // until no job is pending or running; idle workers stay for the next run
+  // Runs several pools at once, each with its own callbacks, until none has work.
+  static void run_together(const std::vector<std::pair<WorkerPool*, const Callbacks*>>& pools);
+  bool busy() const;
   int workers() const { return workers_; }
   int deaths() const { return deaths_; }
   int spawned() const { return spawned_; }
@@ -51,6 +54,10 @@ class WorkerPool {
   void assign(Worker& w, Job job);
   void reap(Worker& w, const Callbacks& callbacks);
   void finish_dead_job(Worker& w, const Callbacks& callbacks, int status, bool exited);
+  int working() const;
+  void dispatch();
+  void handle_line(Worker& w, const std::string& line, const Callbacks& callbacks);
+  void service(const std::vector<short>& revents, const Callbacks& callbacks);
 
   int workers_;
   const std::map<std::string, TargetResources>& resources_;

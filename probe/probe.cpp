@@ -112,8 +112,7 @@ class ProbeRun {
     timed("resolve", [&] { resolve_phase(); });
     timed("compile", [&] { compile_phase(); });
     timed("sweep", [&] { sweep_phase(); });
-    timed("retry", [&] { retry_phase(); });
-    timed("baseline", [&] { baseline_phase(); });
+    timed("retry+baseline", [&] { retry_and_baseline_phase(); });
     timed("object", [&] { object_phase(); });
     ProbeResult result = assemble_column();
     stats_.workers = workers_;
@@ -329,23 +328,26 @@ class ProbeRun {
 
   // Runs compile jobs for `ids` (grouped by target, batched) on `workers` workers until every item has
   // either a report or a death attributed to it.
-  void run_compile_jobs(const std::vector<int>& ids, bool serial, size_t batch) {
-    WorkerPool& pool = serial ? *serial_pool_ : *pool_;
+  // Submits compile jobs for `ids` to `pool`, grouped by target in batches, targets interleaved so that
+  // every worker has work from the start.
+  void submit_compile_jobs(WorkerPool& pool, const std::vector<int>& ids, size_t batch) {
     std::map<std::string, std::vector<int>> by_target;
     for (int id : ids) {
       attempt(id) = Attempt{};
       by_target[items_[static_cast<size_t>(id)].target].push_back(id);
     }
-    // Interleave targets so that every worker has work from the start.
     std::vector<std::pair<std::string, std::vector<int>>> batches;
     for (auto& [target, list] : by_target)
       for (size_t b = 0; b < list.size(); b += batch)
         batches.push_back({target, std::vector<int>(list.begin() + static_cast<long>(b),
                                                     list.begin() + static_cast<long>(std::min(list.size(), b + batch)))});
     for (const auto& [target, list] : batches) submit_compile(pool, target, list);
+  }
 
+  // Every item ends with a report or a death attributed to it (on_compile_end).
+  WorkerPool::Callbacks compile_callbacks(WorkerPool& pool) {
     WorkerPool::Callbacks cb;
-    cb.on_item = [&](const Job&, const nlohmann::json& j) {
+    cb.on_item = [this](const Job&, const nlohmann::json& j) {
       int id = j.at("id").get<int>();
       if (id < 0) return;
       Attempt& a = attempt(id);
@@ -353,8 +355,15 @@ class ProbeRun {
       a.item = j;
       ++done_;
     };
-    cb.on_end = [&](const Job& job, const WorkerEnd& end) { on_compile_end(pool, job, end); };
-    cb.on_tick = [&] { tick(phase_); };
+    cb.on_end = [this, &pool](const Job& job, const WorkerEnd& end) { on_compile_end(pool, job, end); };
+    cb.on_tick = [this] { tick(phase_); };
+    return cb;
+  }
+
+  void run_compile_jobs(const std::vector<int>& ids, bool serial, size_t batch) {
+    WorkerPool& pool = serial ? *serial_pool_ : *pool_;
+    submit_compile_jobs(pool, ids, batch);
+    WorkerPool::Callbacks cb = compile_callbacks(pool);
     pool.run(cb);
   }
 
@@ -518,52 +527,73 @@ class ProbeRun {
     }
   }
 
-  // ---- phase 4: serial retries of non-answers ----
+  // ---- phase 4: serial retries of non-answers, and the baselines beside them ----
 
-  void retry_phase() {
-    phase_ = "retrying";
-    for (int round = 0; round < options_.retries; ++round) {
-      std::vector<int> ids;
-      for (const auto& k : keys_) {
-        if (!resolved(k)) continue;
-        for (const auto& target : known_) {
-          const Attempt* a = find_attempt(target, k.function);
-          if (!a) continue;
-          Status s = verdict_of(*a).status;
-          if (s == Status::kToolchainCrash || s == Status::kToolchainTimeout)
-            ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, 0),
-                                   k.resolution.shape.declare_line));
-        }
+  std::vector<int> retry_items() {
+    std::vector<int> ids;
+    for (const auto& k : keys_) {
+      if (!resolved(k)) continue;
+      for (const auto& target : known_) {
+        const Attempt* a = find_attempt(target, k.function);
+        if (!a) continue;
+        Status s = verdict_of(*a).status;
+        if (s == Status::kToolchainCrash || s == Status::kToolchainTimeout)
+          ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, 0),
+                                 k.resolution.shape.declare_line));
       }
-      if (ids.empty()) return;
-      stats_.retried += static_cast<int>(ids.size());
-      planned_ = static_cast<int>(ids.size());
-      done_ = 0;
-      // One kernel a job, one job at a time: nothing else in the module or on the machine to blame.
-      run_compile_jobs(ids, true, 1);
     }
+    return ids;
   }
 
-  // ---- phase 5: baselines, where a probe lowered ----
-
-  void baseline_phase() {
+  // Baselines where a probe lowered (directly or through the sweep) that are not compiled yet.
+  std::vector<int> baseline_items() {
     std::vector<int> ids;
-    std::set<std::pair<std::string, std::string>> wanted;  // (target, baseline)
     for (size_t i = 0; i < keys_.size(); ++i) {
       const KeyState& k = keys_[i];
       if (!resolved(k)) continue;
       for (const auto& target : known_) {
         const Attempt* a = find_attempt(target, k.function);
         bool lowered = (a && verdict_of(*a).status == Status::kOk) || sweep_solution_.count({i, target});
-        if (lowered && wanted.insert({target, k.baseline}).second)
+        if (lowered && baselines_submitted_.insert({target, k.baseline}).second)
           ids.push_back(add_item(target, k.baseline, baseline_ir_.at(k.baseline), ""));
       }
     }
-    if (ids.empty()) return;
+    return ids;
+  }
+
+  // Retries run one at a time, each kernel alone in a fresh worker. The baselines, which do not depend on
+  // them, run beside them on the other workers, unless a retry is a timeout: a budget is judged with
+  // nothing else running.
+  void retry_and_baseline_phase() {
+    size_t batch = static_cast<size_t>(std::max(1, options_.batch_size));
+    for (int round = 0; round < options_.retries; ++round) {
+      std::vector<int> retries = retry_items();
+      if (retries.empty()) break;
+      bool timeouts = false;
+      for (int id : retries)
+        timeouts |= verdict_of(*find_attempt(items_[static_cast<size_t>(id)].target, items_[static_cast<size_t>(id)].function))
+                        .status == Status::kToolchainTimeout;
+      std::vector<int> baselines = round == 0 && !timeouts ? baseline_items() : std::vector<int>{};
+      stats_.retried += static_cast<int>(retries.size());
+      phase_ = "retrying";
+      planned_ = static_cast<int>(retries.size() + baselines.size());
+      done_ = 0;
+      submit_compile_jobs(*serial_pool_, retries, 1);
+      WorkerPool::Callbacks serial = compile_callbacks(*serial_pool_);
+      if (baselines.empty()) {
+        serial_pool_->run(serial);
+      } else {
+        submit_compile_jobs(*pool_, baselines, batch);
+        WorkerPool::Callbacks parallel = compile_callbacks(*pool_);
+        WorkerPool::run_together({{serial_pool_.get(), &serial}, {pool_.get(), &parallel}});
+      }
+    }
+    std::vector<int> baselines = baseline_items();
+    if (baselines.empty()) return;
     phase_ = "baselines";
-    planned_ = static_cast<int>(ids.size());
+    planned_ = static_cast<int>(baselines.size());
     done_ = 0;
-    run_compile_jobs(ids, false, static_cast<size_t>(std::max(1, options_.batch_size)));
+    run_compile_jobs(baselines, false, batch);
   }
 
   // ---- phase 6: objects for what the MC assembler rejected ----
@@ -713,7 +743,8 @@ class ProbeRun {
   std::map<std::pair<size_t, std::string>, std::pair<int64_t, std::string>> sweep_solution_;
   std::map<std::pair<size_t, std::string>, std::vector<int64_t>> tried_values_;
   std::string hang_function_;
-  bool emitting_objects_ = false;  // compile jobs submitted now write objects (see object_phase)
+  bool emitting_objects_ = false;
+  std::set<std::pair<std::string, std::string>> baselines_submitted_;  // (target, baseline function)  // compile jobs submitted now write objects (see object_phase)
   std::map<std::pair<std::string, std::string>, Attempt> objects_;  // (target, function) -> object attempt
   ProbeStats stats_;
   int planned_ = 0, done_ = 0;

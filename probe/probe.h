@@ -26,7 +26,7 @@ struct ProbeOptions {
   int timeout_s = 60;                  // per probe
   int retries = 1;                     // serial retries of each non-answer
   std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
-  int batch_size = 32;                 // probe kernels per compile job
+  int batch_size = 12;                 // probe kernels per compile job (small: a refusal restarts the rest)
   std::string keep_ir_dir;             // if set, write <dir>/<key>.ll for every key's probe module
   std::string inject_hang_key;         // test hook: this key's probe kernel never finishes compiling
   bool progress = false;               // a progress line on stderr
