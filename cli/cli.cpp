@@ -64,7 +64,7 @@ int run(int argc, char** argv) {
   app.add_option("--data", context.data, "the folder of committed columns (data/<flavor>/)");
   app.add_option("--catalog", context.catalog, "the decl-key catalog");
   app.add_option("--targets-file", context.targets_file, "the wired target list");
-  app.add_flag_callback("--version", [] { throw CLI::CallForVersion(version_text(), 0); }, "print the version and exit");
+  app.set_version_flag("--version", std::function<std::string()>(version_text), "print the version and exit");
 
   add_regen(app, context, exit_code);
   add_coverage(app, context, exit_code);
@@ -76,9 +76,6 @@ int run(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForVersion& e) {
-    std::printf("%s\n", e.what());
-    return kExitOk;
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;

@@ -78,6 +78,7 @@ nlohmann::ordered_json Provenance::posing() const {
   nlohmann::ordered_json p;
   p["triple"] = triple;
   p["opt_level"] = opt_level;
+  p["code_object_version"] = code_object_version;
   p["timeout_s"] = timeout_s;
   p["retries"] = retries;
   p["immarg_sweep"] = immarg_sweep;
@@ -212,6 +213,7 @@ Provenance provenance_from_json(const nlohmann::json& j) {
     const auto& pr = j.at("probe");
     p.triple = need_string(pr, "triple");
     p.opt_level = need_string(pr, "opt_level");
+    p.code_object_version = pr.at("code_object_version").get<int>();
     p.timeout_s = pr.at("timeout_s").get<int>();
     p.retries = pr.at("retries").get<int>();
     p.immarg_sweep = pr.at("immarg_sweep").get<std::vector<int64_t>>();

@@ -63,6 +63,7 @@ struct Provenance {
   int generator_version = kGeneratorVersion;
   std::string triple = "amdgcn-amd-amdhsa";
   std::string opt_level = "O0";
+  int code_object_version = 6;
   int timeout_s = 60;
   int retries = 1;
   std::vector<int64_t> immarg_sweep;

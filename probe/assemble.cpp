@@ -92,8 +92,9 @@ AssemblyResult Assembler::assemble(const std::string& text) const {
   DiagnosticSink sink{&result.errors};
   sources.setDiagHandler(collect_diagnostic, &sink);
 
-  llvm::MCContext context(triple, tables_->asm_info.get(), tables_->registers.get(), tables_->subtarget.get(),
-                          &sources, &tables_->options);
+  std::unique_ptr<llvm::MCContext> owned = compat::make_mc_context(triple, *tables_->asm_info, *tables_->registers,
+                                                                  *tables_->subtarget, &sources, tables_->options);
+  llvm::MCContext& context = *owned;
   std::unique_ptr<llvm::MCObjectFileInfo> file_info(target.createMCObjectFileInfo(context, /*PIC=*/false));
   context.setObjectFileInfo(file_info.get());
 
@@ -106,7 +107,7 @@ AssemblyResult Assembler::assemble(const std::string& text) const {
       std::unique_ptr<llvm::MCCodeEmitter>(emitter), *tables_->subtarget));
   std::unique_ptr<llvm::MCAsmParser> parser(llvm::createMCAsmParser(sources, context, *streamer, *tables_->asm_info));
   std::unique_ptr<llvm::MCTargetAsmParser> target_parser(
-      target.createMCAsmParser(*tables_->subtarget, *parser, *tables_->instructions, tables_->options));
+      compat::create_target_asm_parser(target, *tables_->subtarget, *parser, *tables_->instructions, tables_->options));
   parser->setTargetParser(*target_parser);
   bool failed = parser->Run(/*NoInitialTextSection=*/false);
   if (failed || !result.errors.empty()) return result;

@@ -39,6 +39,7 @@ nlohmann::json job_to_json(const Job& job) {
           {"timeout", job.timeout_s},
           {"hang", job.hang_function},
           {"recover", job.recover_refusals},
+          {"sweep", job.immarg_sweep},
           {"object", job.emit_object},
           {"items", items}};
 }
@@ -50,6 +51,7 @@ Job job_from_json(const nlohmann::json& j) {
   job.timeout_s = j.at("timeout").get<int>();
   job.hang_function = j.at("hang").get<std::string>();
   job.recover_refusals = j.at("recover").get<bool>();
+  job.immarg_sweep = j.at("sweep").get<std::vector<int64_t>>();
   job.emit_object = j.at("object").get<bool>();
   for (const auto& i : j.at("items")) {
     JobItem item;

@@ -3,10 +3,20 @@
 #pragma once
 
 #include <llvm/Config/llvm-config.h>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/MCAsmInfo.h>
+#include <llvm/MC/MCContext.h>
+#include <llvm/MC/MCInstrInfo.h>
+#include <llvm/MC/MCParser/MCAsmParser.h>
+#include <llvm/MC/MCParser/MCTargetAsmParser.h>
+#include <llvm/Support/SourceMgr.h>
 #include <llvm/MC/MCRegisterInfo.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/MCTargetOptions.h>
@@ -77,6 +87,30 @@ inline llvm::Intrinsic::ID lookup_intrinsic_id(llvm::StringRef name) {
 #endif
 }
 
+// MC set-up for in-process assembly, as llvm-mc does it.
+inline std::unique_ptr<llvm::MCContext> make_mc_context(const llvm::Triple& triple, const llvm::MCAsmInfo& asm_info,
+                                                        const llvm::MCRegisterInfo& registers,
+                                                        const llvm::MCSubtargetInfo& subtarget, llvm::SourceMgr* sources,
+                                                        const llvm::MCTargetOptions& options) {
+#if LLVM_VERSION_MAJOR >= 23
+  (void)options;
+  return std::make_unique<llvm::MCContext>(triple, asm_info, registers, subtarget, sources);
+#else
+  return std::make_unique<llvm::MCContext>(triple, &asm_info, &registers, &subtarget, sources, &options);
+#endif
+}
+
+inline llvm::MCTargetAsmParser* create_target_asm_parser(const llvm::Target& target, const llvm::MCSubtargetInfo& sti,
+                                                         llvm::MCAsmParser& parser, const llvm::MCInstrInfo& instructions,
+                                                         const llvm::MCTargetOptions& options) {
+#if LLVM_VERSION_MAJOR >= 23
+  (void)options;
+  return target.createMCAsmParser(sti, parser, instructions);
+#else
+  return target.createMCAsmParser(sti, parser, instructions, options);
+#endif
+}
+
 // The attributes LLVM attaches to an intrinsic's declaration (immarg among them).
 inline llvm::AttributeList intrinsic_attributes(llvm::LLVMContext& context, llvm::Intrinsic::ID id,
                                                 llvm::FunctionType* type) {
@@ -87,5 +121,26 @@ inline llvm::AttributeList intrinsic_attributes(llvm::LLVMContext& context, llvm
   return llvm::Intrinsic::getAttributes(context, id);
 #endif
 }
+
+// ---- LLVM's intrinsic type table (llvm_compat.cpp): its layout changed in LLVM 20 and again in 23. ----
+
+// What one overload slot of an intrinsic accepts.
+struct OverloadSlot {
+  enum class Shape { kAny, kScalar, kVector } shape = Shape::kAny;
+  enum class Element { kAny, kInteger, kFloat, kPointer } element = Element::kAny;
+  bool described = false;  // the table names this slot's constraint (a slot only referred to is not)
+};
+
+struct IntrinsicTable {
+  std::vector<std::string> parts;   // readable types: [0] the result, then each parameter
+  std::vector<OverloadSlot> slots;  // one per overload type, in LLVM's order
+  bool simple = true;               // only concrete types, overloads and matches: stand-ins are safe
+};
+
+IntrinsicTable read_intrinsic_table(llvm::Intrinsic::ID id);
+
+// Whether `type` is a valid signature for `id`; for an overloaded intrinsic, the overload types it implies.
+bool intrinsic_signature_fits(llvm::Intrinsic::ID id, llvm::FunctionType* type,
+                              llvm::SmallVectorImpl<llvm::Type*>& overload_types);
 
 }  // namespace archdb::compat

@@ -14,6 +14,9 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/CrashRecoveryContext.h>
+#include <llvm/Support/ErrorHandling.h>
+#include <llvm/Support/PrettyStackTrace.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -91,6 +94,24 @@ Resolution::Kind resolution_kind(const std::string& k) {
   return Resolution::Kind::kProbeError;
 }
 
+// While alive, a fatal error LLVM reports in this (the parent) process unwinds the innermost
+// CrashRecoveryContext instead of ending the process.
+class ParentFatalErrors {
+ public:
+  ParentFatalErrors() {
+    llvm::CrashRecoveryContext::Enable();
+    llvm::install_fatal_error_handler(&ParentFatalErrors::handle);
+  }
+  ~ParentFatalErrors() { llvm::remove_fatal_error_handler(); }
+
+ private:
+  static void handle(void*, const char* reason, bool) {
+    if (auto* recovery = llvm::CrashRecoveryContext::GetCurrent()) recovery->HandleExit(1);
+    std::fprintf(stderr, "archdb: LLVM ERROR: %s\n", reason);
+    std::_Exit(kExitInternal);
+  }
+};
+
 class ProbeRun {
  public:
   ProbeRun(const Catalog& catalog, const std::vector<const CatalogEntry*>& entries, const ProbeOptions& options)
@@ -138,7 +159,14 @@ class ProbeRun {
       std::unique_ptr<llvm::TargetMachine> machine(compat::create_target_machine(
           amdgpu_target(), amdgpu_triple(), cpu, target_options, llvm::CodeGenOptLevel::None));
       if (!machine) throw internal_error("LLVM could not create a target machine for " + cpu);
-      warm_up(*machine);
+      // Warming up is codegen in this process: LLVM failing at it must not end the run. A machine that
+      // cannot warm up is still used; its workers then meet the same failure, per kernel.
+      {
+        const void* stack = llvm::SavePrettyStackState();
+        llvm::CrashRecoveryContext recovery;
+        ParentFatalErrors guard;
+        if (!recovery.RunSafely([&] { warm_up(*machine); })) llvm::RestorePrettyStackState(stack);
+      }
       assemblers_[cpu] = std::make_unique<Assembler>(cpu);
       resources_[cpu] = TargetResources{machine.get(), assemblers_[cpu].get()};
       machines_.push_back(std::move(machine));
@@ -164,6 +192,7 @@ class ProbeRun {
     llvm::SMDiagnostic diag;
     auto module = llvm::parseAssemblyString("define amdgpu_kernel void @warm() { ret void }", diag, context);
     compat::set_target_triple(*module, amdgpu_triple());
+    set_probe_module_flags(*module);
     module->setDataLayout(machine.createDataLayout());
     llvm::SmallString<0> sink;
     llvm::raw_svector_ostream os(sink);
@@ -184,6 +213,7 @@ class ProbeRun {
     Job job;
     job.kind = Job::Kind::kResolve;
     job.timeout_s = options_.timeout_s;
+    job.immarg_sweep = options_.immarg_sweep;
     for (int i : key_indices) {
       JobItem item;
       item.id = i;
@@ -216,6 +246,7 @@ class ProbeRun {
       k.resolution.evidence = j.value("evidence", "");
       k.resolution.upgrade = j.value("upgrade", "");
       if (j.contains("shape")) k.resolution.shape = shape_from_json(j.at("shape"));
+      k.resolution.default_imm = j.value("imm", int64_t{0});
       ++done_;
     };
     cb.on_end = [&](const Job& job, const WorkerEnd& end) {
@@ -281,7 +312,7 @@ class ProbeRun {
     for (const auto& k : keys_) {
       std::string text = "; archdb probe module of key '" + k.entry->key + "' (" + options_.flavor + ")\n";
       if (resolved(k)) {
-        text += k.resolution.shape.declare_line + "\n" + probe_kernel_ir(k.function, k.resolution.shape, 0);
+        text += k.resolution.shape.declare_line + "\n" + probe_kernel_ir(k.function, k.resolution.shape, k.resolution.default_imm);
         text += baseline_ir_.at(k.baseline);
       } else if (k.spec->kind == DeclSpec::Kind::kDeclare) {
         text += "; not probed: " + k.resolution.evidence + "\n" + k.spec->declare_text + "\n";
@@ -433,7 +464,7 @@ class ProbeRun {
     for (const auto& target : known_) {
       for (const auto& k : keys_) {
         if (!resolved(k)) continue;
-        ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, 0),
+        ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, k.resolution.default_imm),
                                k.resolution.shape.declare_line));
       }
     }
@@ -490,7 +521,7 @@ class ProbeRun {
         if (!a) continue;
         Verdict v = verdict_of(*a);
         if (v.status == Status::kArchAbsent)
-          pending.push_back({i, target, mask_immediates(v.evidence), {probe_kernel_ir("x", k.resolution.shape, 0)}, true});
+          pending.push_back({i, target, mask_immediates(v.evidence), {probe_kernel_ir("x", k.resolution.shape, k.resolution.default_imm)}, true});
       }
     }
     phase_ = "immarg sweep";
@@ -538,7 +569,7 @@ class ProbeRun {
         if (!a) continue;
         Status s = verdict_of(*a).status;
         if (s == Status::kToolchainCrash || s == Status::kToolchainTimeout)
-          ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, 0),
+          ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, k.resolution.default_imm),
                                  k.resolution.shape.declare_line));
       }
     }
@@ -613,7 +644,7 @@ class ProbeRun {
         std::string fn = lowered_function(i, target);
         const Attempt* a = find_attempt(target, fn);
         if (!a || verdict_of(*a).status != Status::kOk || strings(a->item, "mc_errors").empty()) continue;
-        int64_t imm = fn == k.function ? 0 : sweep_solution_.at({i, target}).first;
+        int64_t imm = fn == k.function ? k.resolution.default_imm : sweep_solution_.at({i, target}).first;
         ids.push_back(add_item(target, fn + "_obj", probe_kernel_ir(fn + "_obj", k.resolution.shape, imm),
                                k.resolution.shape.declare_line));
       }
@@ -701,6 +732,7 @@ class ProbeRun {
       return c;
     }
     c.status = Status::kOk;
+    if (!c.imm && k.resolution.default_imm != 0) c.imm = k.resolution.default_imm;
     c.lowered_to = lowered_mnemonics(strings(lowered->item, "mnemonics"), strings(base->item, "mnemonics"));
     std::vector<std::string> mc = strings(lowered->item, "mc_errors");
     if (!mc.empty()) {
@@ -763,6 +795,7 @@ Provenance probe_provenance(const ProbeOptions& options) {
   p.package = tc.package;
   p.prerelease = tc.prerelease;
   p.timeout_s = options.timeout_s;
+  p.code_object_version = kCodeObjectVersion;
   p.retries = options.retries;
   p.immarg_sweep = options.immarg_sweep;
   p.targets = options.targets;

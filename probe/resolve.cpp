@@ -20,7 +20,6 @@
 namespace archdb {
 namespace {
 
-using llvm::Intrinsic::IITDescriptor;
 
 std::string type_text(llvm::Type* t) {
   std::string s;
@@ -34,154 +33,47 @@ std::string first_line(const std::string& s) {
   return nl == std::string::npos ? s : s.substr(0, nl);
 }
 
-// Renders one type descriptor of LLVM's intrinsic table, consuming it from `infos`.
-std::string render_descriptor(llvm::ArrayRef<IITDescriptor>& infos) {
-  if (infos.empty()) return "?";
-  IITDescriptor d = infos.front();
-  infos = infos.slice(1);
-  auto arg = [&](const char* what) { return std::string(what) + "#" + std::to_string(d.getArgumentNumber()); };
-  switch (d.Kind) {
-    case IITDescriptor::Void: return "void";
-    case IITDescriptor::VarArg: return "...";
-    case IITDescriptor::MMX: return "x86_mmx";
-    case IITDescriptor::Token: return "token";
-    case IITDescriptor::Metadata: return "metadata";
-    case IITDescriptor::Half: return "half";
-    case IITDescriptor::BFloat: return "bfloat";
-    case IITDescriptor::Float: return "float";
-    case IITDescriptor::Double: return "double";
-    case IITDescriptor::Quad: return "fp128";
-    case IITDescriptor::PPCQuad: return "ppc_fp128";
-    case IITDescriptor::AMX: return "x86_amx";
-    case IITDescriptor::Integer: return "i" + std::to_string(d.Integer_Width);
-    case IITDescriptor::Vector: {
-      std::string n = (d.Vector_Width.isScalable() ? "vscale x " : "") + std::to_string(d.Vector_Width.getKnownMinValue());
-      return "<" + n + " x " + render_descriptor(infos) + ">";
-    }
-    case IITDescriptor::Pointer:
-      return d.Pointer_AddressSpace ? "ptr addrspace(" + std::to_string(d.Pointer_AddressSpace) + ")" : "ptr";
-    case IITDescriptor::Struct: {
-      std::string s = "{";
-      for (unsigned i = 0; i < d.Struct_NumElements; ++i) s += (i ? ", " : "") + render_descriptor(infos);
-      return s + "}";
-    }
-    case IITDescriptor::Argument:
-      switch (d.getArgumentKind()) {
-        case IITDescriptor::AK_Any: return arg("any");
-        case IITDescriptor::AK_AnyInteger: return arg("anyint");
-        case IITDescriptor::AK_AnyFloat: return arg("anyfloat");
-        case IITDescriptor::AK_AnyVector: return arg("anyvector");
-        case IITDescriptor::AK_AnyPointer: return arg("anyptr");
-        case IITDescriptor::AK_MatchType: return arg("same");
-      }
-      return arg("any");
-    case IITDescriptor::ExtendArgument: return arg("extended");
-    case IITDescriptor::TruncArgument: return arg("truncated");
-    case IITDescriptor::SameVecWidthArgument: {
-      std::string elt = render_descriptor(infos);
-      return "<width of " + arg("") + " x " + elt + ">";
-    }
-    case IITDescriptor::VecElementArgument: return arg("element-of");
-    case IITDescriptor::Subdivide2Argument: return arg("subdivide2");
-    case IITDescriptor::Subdivide4Argument: return arg("subdivide4");
-    case IITDescriptor::VecOfBitcastsToInt: return arg("int-vector-like");
-    case IITDescriptor::VecOfAnyPtrsToElt:
-      return "<ptrs to elements of #" + std::to_string(d.getRefArgNumber()) + ">";
-    case IITDescriptor::OneNthEltsVecArgument:
-      return "<1/" + std::to_string(d.getVectorDivisor()) + " of #" + std::to_string(d.getRefArgNumber()) + ">";
-    default: return "?";
-  }
-}
-
-llvm::FunctionType* stand_in_type(llvm::Intrinsic::ID id, llvm::LLVMContext& ctx) {
+// A concrete type for an intrinsic with stand-ins for its overload types, where the table has no derived
+// types whose rules a stand-in could break (for showing which operands are immarg).
+llvm::FunctionType* stand_in_type(llvm::Intrinsic::ID id, const compat::IntrinsicTable& table, llvm::LLVMContext& ctx) {
   if (!llvm::Intrinsic::isOverloaded(id)) return llvm::Intrinsic::getType(ctx, id);
-  llvm::SmallVector<IITDescriptor, 16> table;
-  llvm::Intrinsic::getIntrinsicInfoTableEntries(id, table);
+  if (!table.simple) return nullptr;
   std::vector<llvm::Type*> tys;
-  for (const auto& d : table) {
-    if (d.Kind == IITDescriptor::Argument) {
-      if (d.getArgumentKind() == IITDescriptor::AK_MatchType) continue;
-      llvm::Type* t = llvm::Type::getInt32Ty(ctx);
-      switch (d.getArgumentKind()) {
-        case IITDescriptor::AK_AnyFloat: t = llvm::Type::getFloatTy(ctx); break;
-        case IITDescriptor::AK_AnyVector: t = llvm::FixedVectorType::get(llvm::Type::getInt32Ty(ctx), 4); break;
-        case IITDescriptor::AK_AnyPointer: t = llvm::PointerType::get(ctx, 0); break;
-        default: break;
-      }
-      if (tys.size() <= d.getArgumentNumber()) tys.resize(d.getArgumentNumber() + 1, nullptr);
-      tys[d.getArgumentNumber()] = t;
-    } else if (d.Kind != IITDescriptor::Void && d.Kind != IITDescriptor::Integer && d.Kind != IITDescriptor::Half &&
-               d.Kind != IITDescriptor::BFloat && d.Kind != IITDescriptor::Float && d.Kind != IITDescriptor::Double &&
-               d.Kind != IITDescriptor::Pointer && d.Kind != IITDescriptor::Vector) {
-      return nullptr;
-    }
+  for (const auto& slot : table.slots) {
+    llvm::Type* element = slot.element == compat::OverloadSlot::Element::kFloat     ? llvm::Type::getFloatTy(ctx)
+                          : slot.element == compat::OverloadSlot::Element::kPointer ? static_cast<llvm::Type*>(llvm::PointerType::get(ctx, 0))
+                                                                                    : llvm::Type::getInt32Ty(ctx);
+    tys.push_back(slot.shape == compat::OverloadSlot::Shape::kVector ? llvm::FixedVectorType::get(element, 4) : element);
   }
-  for (llvm::Type* t : tys)
-    if (!t) return nullptr;
   return llvm::Intrinsic::getType(ctx, id, tys);
 }
 
 std::string render_template(llvm::Intrinsic::ID id, llvm::LLVMContext& ctx) {
-  llvm::SmallVector<IITDescriptor, 16> table;
-  llvm::Intrinsic::getIntrinsicInfoTableEntries(id, table);
-  llvm::ArrayRef<IITDescriptor> infos = table;
-  std::string ret = render_descriptor(infos);
-  std::vector<std::string> params;
-  while (!infos.empty()) params.push_back(render_descriptor(infos));
-  // immarg is a parameter attribute of a concrete declaration: for an overloaded intrinsic, make one with
-  // stand-in overload types, where the table has no derived types whose rules the stand-ins could break.
+  compat::IntrinsicTable table = compat::read_intrinsic_table(id);
   llvm::AttributeList attrs;
-  if (llvm::FunctionType* fty = stand_in_type(id, ctx)) attrs = compat::intrinsic_attributes(ctx, id, fty);
-  std::string s = ret + " (";
-  for (size_t i = 0; i < params.size(); ++i) {
-    s += (i ? ", " : "") + params[i];
-    if (attrs.hasParamAttr(static_cast<unsigned>(i), llvm::Attribute::ImmArg)) s += " immarg";
+  if (llvm::FunctionType* fty = stand_in_type(id, table, ctx)) attrs = compat::intrinsic_attributes(ctx, id, fty);
+  std::string s = table.parts.empty() ? "?" : table.parts.front();
+  s += " (";
+  for (size_t i = 1; i < table.parts.size(); ++i) {
+    s += (i > 1 ? ", " : "") + table.parts[i];
+    if (attrs.hasParamAttr(static_cast<unsigned>(i - 1), llvm::Attribute::ImmArg)) s += " immarg";
   }
   return s + ")";
 }
 
-// How many overload types the intrinsic takes (the highest overload slot its table mentions, plus one).
-unsigned overload_count(llvm::Intrinsic::ID id) {
-  llvm::SmallVector<IITDescriptor, 16> table;
-  llvm::Intrinsic::getIntrinsicInfoTableEntries(id, table);
-  int highest = -1;
-  for (const auto& d : table) {
-    if (d.Kind == IITDescriptor::Argument && d.getArgumentKind() != IITDescriptor::AK_MatchType)
-      highest = std::max(highest, static_cast<int>(d.getArgumentNumber()));
-    if (d.Kind == IITDescriptor::VecOfAnyPtrsToElt)
-      highest = std::max(highest, static_cast<int>(d.getOverloadArgNumber()));
+// Whether the given overload types can be what the table's slots accept; getType is not safe otherwise.
+bool overload_types_fit(const compat::IntrinsicTable& table, llvm::ArrayRef<llvm::Type*> tys) {
+  if (tys.size() != table.slots.size()) return false;
+  for (size_t i = 0; i < tys.size(); ++i) {
+    const auto& slot = table.slots[i];
+    llvm::Type* t = tys[i];
+    if (slot.shape == compat::OverloadSlot::Shape::kVector && !t->isVectorTy()) return false;
+    if (slot.shape == compat::OverloadSlot::Shape::kScalar && t->isVectorTy()) return false;
+    llvm::Type* element = t->getScalarType();
+    if (slot.element == compat::OverloadSlot::Element::kInteger && !element->isIntegerTy()) return false;
+    if (slot.element == compat::OverloadSlot::Element::kFloat && !element->isFloatingPointTy()) return false;
+    if (slot.element == compat::OverloadSlot::Element::kPointer && !element->isPointerTy()) return false;
   }
-  return static_cast<unsigned>(highest + 1);
-}
-
-// The kinds of the overload slots, to refuse types LLVM's getType would misuse.
-bool overload_types_fit(llvm::Intrinsic::ID id, llvm::ArrayRef<llvm::Type*> tys) {
-  llvm::SmallVector<IITDescriptor, 16> table;
-  llvm::Intrinsic::getIntrinsicInfoTableEntries(id, table);
-  for (const auto& d : table) {
-    if (d.Kind != IITDescriptor::Argument) continue;
-    unsigned n = d.getArgumentNumber();
-    if (n >= tys.size()) return false;
-    llvm::Type* t = tys[n];
-    switch (d.getArgumentKind()) {
-      case IITDescriptor::AK_AnyInteger:
-        if (!t->isIntOrIntVectorTy()) return false;
-        break;
-      case IITDescriptor::AK_AnyFloat:
-        if (!t->isFPOrFPVectorTy()) return false;
-        break;
-      case IITDescriptor::AK_AnyVector:
-        if (!t->isVectorTy()) return false;
-        break;
-      case IITDescriptor::AK_AnyPointer:
-        if (!t->isPointerTy()) return false;
-        break;
-      default: break;
-    }
-  }
-  // Descriptors derived from an overload (extended, truncated, subdivided, element-of...) need vectors or
-  // integers of the right shape; let matchIntrinsicSignature judge those on the type getType builds only
-  // when the simple kinds above fit.
   return true;
 }
 
@@ -218,7 +110,7 @@ bool make_shape(const std::string& name, llvm::FunctionType* fty, ImmargFn immar
   std::string decl = "declare " + shape.return_type + " " + quote_ir_name(name) + "(";
   for (unsigned i = 0; i < fty->getNumParams(); ++i) {
     llvm::Type* t = fty->getParamType(i);
-    if (t->isTokenTy() || t->isMetadataTy() || t->isLabelTy()) {
+    if (t->isTokenTy() || t->isLabelTy()) {
       why = "parameter " + std::to_string(i) + " has type " + type_text(t) + ", which a kernel cannot pass";
       return false;
     }
@@ -252,10 +144,11 @@ llvm::Intrinsic::ID exact_intrinsic(const std::string& name) {
 // Parses the probe module (declaration + kernel) as a kernel's IR would be read, verifies it, and reports
 // what the call resolved to.
 Resolution judge(const std::string& declared_name, const ProbeShape& shape, const std::string& flavor_label,
-                 llvm::Intrinsic::ID declared_id) {
+                 llvm::Intrinsic::ID declared_id, const std::vector<int64_t>& immarg_sweep) {
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic diag;
-  std::string text = shape.declare_line + "\n" + probe_kernel_ir("probe", shape, 0);
+  int64_t imm = 0;
+  std::string text = shape.declare_line + "\n" + probe_kernel_ir("probe", shape, imm);
   std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(text, diag, ctx);
   std::string template_text = declared_id ? render_template(declared_id, ctx) : "";
   if (!m) {
@@ -267,7 +160,20 @@ Resolution judge(const std::string& declared_name, const ProbeShape& shape, cons
   }
   std::string verify;
   llvm::raw_string_ostream vos(verify);
-  if (llvm::verifyModule(*m, &vos)) {
+  bool broken = llvm::verifyModule(*m, &vos);
+  // The verifier may know an immarg operand's legal values (LLVM 23: "invalid data size for load-to-LDS
+  // intrinsic"): then the key is probed with the first sweep value it accepts, as a kernel would pass.
+  for (size_t i = 0; broken && shape.has_int_immarg() && i < immarg_sweep.size(); ++i) {
+    std::string retry = shape.declare_line + "\n" + probe_kernel_ir("probe", shape, immarg_sweep[i]);
+    llvm::SMDiagnostic ignored;
+    std::unique_ptr<llvm::Module> candidate = llvm::parseAssemblyString(retry, ignored, ctx);
+    if (candidate && !llvm::verifyModule(*candidate)) {
+      m = std::move(candidate);
+      imm = immarg_sweep[i];
+      broken = false;
+    }
+  }
+  if (broken) {
     std::string msg = first_line(vos.str());
     bool about_signature = msg.find("Intrinsic has incorrect") != std::string::npos ||
                            msg.find("Intrinsic name not mangled correctly") != std::string::npos ||
@@ -283,6 +189,7 @@ Resolution judge(const std::string& declared_name, const ProbeShape& shape, cons
   Resolution r;
   r.kind = Resolution::Kind::kResolved;
   r.shape = shape;
+  r.default_imm = imm;
   std::vector<std::string> other_ops;
   llvm::Function* callee = nullptr;
   for (llvm::Instruction& inst : llvm::instructions(*kernel)) {
@@ -326,7 +233,8 @@ std::string describe_intrinsic(const std::string& name) {
   return render_template(id, ctx);
 }
 
-Resolution resolve_declaration(const DeclSpec& spec, const std::string& flavor_label) {
+Resolution resolve_declaration(const DeclSpec& spec, const std::string& flavor_label,
+                               const std::vector<int64_t>& immarg_sweep) {
   llvm::LLVMContext ctx;
   if (spec.kind == DeclSpec::Kind::kIntrinsic) {
     llvm::Intrinsic::ID id = exact_intrinsic(spec.name);
@@ -350,8 +258,9 @@ Resolution resolve_declaration(const DeclSpec& spec, const std::string& flavor_l
                     "invalid overload type '" + text + "': " + diag.getMessage().str());
       tys.push_back(t);
     }
-    unsigned want = overloaded ? overload_count(id) : 0;
-    if (tys.size() != want || !overload_types_fit(id, tys))
+    compat::IntrinsicTable table = compat::read_intrinsic_table(id);
+    if (!overloaded) table.slots.clear();
+    if (!overload_types_fit(table, tys))
       return fail(Resolution::Kind::kSignatureMismatch, spec.name,
                   "overload types [" + [&] {
                     std::string s;
@@ -359,11 +268,8 @@ Resolution resolve_declaration(const DeclSpec& spec, const std::string& flavor_l
                     return s;
                   }() + "] do not fit " + spec.name + " in " + flavor_label + ": " + tmpl);
     llvm::FunctionType* fty = llvm::Intrinsic::getType(ctx, id, tys);
-    llvm::SmallVector<IITDescriptor, 16> table;
-    llvm::Intrinsic::getIntrinsicInfoTableEntries(id, table);
-    llvm::ArrayRef<IITDescriptor> ref = table;
     llvm::SmallVector<llvm::Type*, 4> derived;
-    if (llvm::Intrinsic::matchIntrinsicSignature(fty, ref, derived) != llvm::Intrinsic::MatchIntrinsicTypes_Match ||
+    if (!compat::intrinsic_signature_fits(id, fty, derived) ||
         llvm::ArrayRef<llvm::Type*>(derived) != llvm::ArrayRef<llvm::Type*>(tys))
       return fail(Resolution::Kind::kSignatureMismatch, spec.name,
                   "overload types do not fit " + spec.name + " in " + flavor_label + ": " + tmpl);
@@ -373,7 +279,7 @@ Resolution resolve_declaration(const DeclSpec& spec, const std::string& flavor_l
     std::string why;
     if (!make_shape(name, fty, [&](unsigned i) { return attrs.hasParamAttr(i, llvm::Attribute::ImmArg); }, shape, why))
       return fail(Resolution::Kind::kProbeError, name, why);
-    return judge(name, shape, flavor_label, id);
+    return judge(name, shape, flavor_label, id, immarg_sweep);
   }
 
   // An explicit declaration. Read its type under a neutral name first: under its own name the IR reader
@@ -401,12 +307,8 @@ Resolution resolve_declaration(const DeclSpec& spec, const std::string& flavor_l
   llvm::AttributeList intrinsic_attrs;
   if (id != llvm::Intrinsic::not_intrinsic) {
     // immarg positions come from LLVM's table when the declared shape is the intrinsic's own.
-    llvm::SmallVector<IITDescriptor, 16> table;
-    llvm::Intrinsic::getIntrinsicInfoTableEntries(id, table);
-    llvm::ArrayRef<IITDescriptor> ref = table;
     llvm::SmallVector<llvm::Type*, 4> tys;
-    if (llvm::Intrinsic::matchIntrinsicSignature(fty, ref, tys) == llvm::Intrinsic::MatchIntrinsicTypes_Match)
-      intrinsic_attrs = compat::intrinsic_attributes(ctx, id, fty);
+    if (compat::intrinsic_signature_fits(id, fty, tys)) intrinsic_attrs = compat::intrinsic_attributes(ctx, id, fty);
   }
   ProbeShape shape;
   std::string why;
@@ -414,7 +316,7 @@ Resolution resolve_declaration(const DeclSpec& spec, const std::string& flavor_l
     return f->hasParamAttribute(i, llvm::Attribute::ImmArg) || intrinsic_attrs.hasParamAttr(i, llvm::Attribute::ImmArg);
   };
   if (!make_shape(spec.name, fty, immarg, shape, why)) return fail(Resolution::Kind::kProbeError, spec.name, why);
-  return judge(spec.name, shape, flavor_label, id);
+  return judge(spec.name, shape, flavor_label, id, immarg_sweep);
 }
 
 }  // namespace archdb

@@ -14,6 +14,12 @@ bool is_integer_type(const std::string& t, int* bits = nullptr) {
   return true;
 }
 
+bool is_narrow(const std::string& type) {
+  int bits = 0;
+  if (is_integer_type(type, &bits)) return bits < 32;
+  return type == "half" || type == "bfloat";
+}
+
 std::string store_result(const ProbeShape& shape, const std::string& value) {
   if (shape.return_type == "void") return "";
   if (shape.return_fields.empty())
@@ -56,7 +62,9 @@ std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& 
   for (size_t i = 0; i < shape.params.size(); ++i) {
     const Operand& p = shape.params[i];
     if (!args.empty()) args += ", ";
-    if (p.immarg) {
+    if (p.type == "metadata") {
+      args += "metadata !{!\"\"}";  // a scope operand: a node holding the scope's name ("" is the system scope)
+    } else if (p.immarg) {
       args += immarg_constant(p.type, imm);
     } else {
       sig += ", " + p.type + " %a" + std::to_string(i);
@@ -77,7 +85,7 @@ std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& 
 std::string baseline_signature(const ProbeShape& shape) {
   std::string s = shape.return_type + " <-";
   for (const auto& p : shape.params)
-    if (!p.immarg) s += " " + p.type + ";";
+    if (!p.immarg && p.type != "metadata") s += " " + p.type + ";";
   return s;
 }
 
@@ -86,12 +94,25 @@ std::string baseline_kernel_ir(const std::string& function_name, const ProbeShap
   std::string body;
   for (size_t i = 0; i < shape.params.size(); ++i) {
     const Operand& p = shape.params[i];
-    if (p.immarg) continue;
+    if (p.immarg || p.type == "metadata") continue;
     std::string v = "%a" + std::to_string(i);
     sig += ", " + p.type + " " + v;
-    body += "  store volatile " + p.type + " " + v + ", ptr addrspace(1) %out\n";
+    // Each operand is used by an empty inline-asm statement: it is loaded into a register as the call would
+    // need it, and nothing else is emitted that the call's own lowering could be mistaken for (a store of a
+    // data operand would look exactly like a store intrinsic).
+    std::string type = p.type, value = v;
+    if (p.type == "i1") {
+      body += "  %z" + std::to_string(i) + " = zext i1 " + v + " to i32\n";
+      type = "i32";
+      value = "%z" + std::to_string(i);
+    }
+    body += "  call void asm sideeffect \"; archdb: operand\", \"v\"(" + type + " " + value + ")\n";
   }
   if (shape.return_type != "void") {
+    // A value of the result type is one more kernel argument, placed last so that every operand keeps the
+    // probe's kernel-argument offset. A result narrower than a dword gets an unused dword in front: packed
+    // into the same dword as a half operand it would be stored with a high-half store the probe never uses.
+    if (is_narrow(shape.return_type)) sig += ", i32 %result.align";
     sig += ", " + shape.return_type + " %result";
     body += store_result(shape, "%result");
   }

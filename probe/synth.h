@@ -2,13 +2,15 @@
 // types as text, so sweep variants are made without asking LLVM again.
 //
 // A probe kernel takes the declaration's ordinary operands as kernel arguments (real SSA values the
-// compiler cannot fold), passes constants for immarg operands, and stores the result volatile:
+// compiler cannot fold), passes constants for immarg operands and the node !{!""} for metadata operands (a
+// scope by name; "" is the system scope), and stores the result volatile:
 //   define amdgpu_kernel void @p7(ptr addrspace(1) %out, <4 x i16> %a0, ...) {
 //     %r = call <4 x float> @"llvm.amdgcn.mfma..."(<4 x i16> %a0, ..., i32 0, i32 0, i32 0)
 //     store volatile <4 x float> %r, ptr addrspace(1) %out
 //     ret void }
-// Its baseline is the same kernel without the call: every operand, and one value of the result type, stored
-// volatile. What the probe emits beyond its baseline is what the call became.
+// Its baseline is the same kernel without the call: every operand used by an empty inline-asm statement,
+// and one more kernel argument of the result type stored as the result is. What the probe emits beyond its
+// baseline is what the call became.
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 
+#include <llvm/IR/Module.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
@@ -120,18 +121,15 @@ const llvm::Target& amdgpu_target() {
   return *target;
 }
 
+void set_probe_module_flags(llvm::Module& module) {
+  module.addModuleFlag(llvm::Module::Error, "amdhsa_code_object_version", kCodeObjectVersion * 100);
+}
+
 bool knows_processor(const std::string& cpu) {
   std::unique_ptr<llvm::MCSubtargetInfo> sti(
       compat::create_subtarget_info(amdgpu_target(), amdgpu_triple(), "generic"));
   return sti && sti->isCPUStringValid(cpu);
 }
 
-std::vector<std::string> known_processors() {
-  std::unique_ptr<llvm::MCSubtargetInfo> sti(
-      compat::create_subtarget_info(amdgpu_target(), amdgpu_triple(), "generic"));
-  std::vector<std::string> out;
-  for (const auto& kv : sti->getAllProcessorDescriptions()) out.push_back(kv.Key);
-  return out;
-}
 
 }  // namespace archdb

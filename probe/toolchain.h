@@ -6,6 +6,7 @@
 #include <vector>
 
 namespace llvm {
+class Module;
 class Target;
 class Triple;
 }  // namespace llvm
@@ -22,6 +23,11 @@ struct ToolchainInfo {
   std::string flavor() const { return "llvm" + std::to_string(llvm_major); }
 };
 
+// Every probe module is compiled for this code object version: the generic processors (gfx11-generic...)
+// exist only from version 6, which is LLVM 22's default and which LLVM 19 has but does not default to.
+constexpr int kCodeObjectVersion = 6;
+void set_probe_module_flags(llvm::Module& module);
+
 // Initialises the AMDGPU target (info, target, MC, asm printer and parser) once.
 void initialize_amdgpu();
 const ToolchainInfo& linked_toolchain();
@@ -31,6 +37,5 @@ const llvm::Triple& amdgpu_triple();
 // Whether this LLVM knows the processor. LLVM itself only warns on an unknown -mcpu and carries on with a
 // generic CPU, so a probe that skipped this check would record answers for a target LLVM never saw.
 bool knows_processor(const std::string& cpu);
-std::vector<std::string> known_processors();
 
 }  // namespace archdb

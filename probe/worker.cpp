@@ -212,10 +212,13 @@ const char* resolution_kind(Resolution::Kind k) {
 void run_resolve(const Job& job, const std::string& flavor_label) {
   for (const auto& item : job.items) {
     ::alarm(static_cast<unsigned>(g_timeout_s));
-    Resolution r = resolve_declaration(item.spec, flavor_label);
+    Resolution r = resolve_declaration(item.spec, flavor_label, job.immarg_sweep);
     nlohmann::json j = {{"t", "item"},          {"id", item.id},         {"kind", resolution_kind(r.kind)},
                         {"intrinsic", r.intrinsic}, {"evidence", r.evidence}, {"upgrade", r.upgrade}};
-    if (r.kind == Resolution::Kind::kResolved) j["shape"] = shape_json(r.shape);
+    if (r.kind == Resolution::Kind::kResolved) {
+      j["shape"] = shape_json(r.shape);
+      j["imm"] = r.default_imm;
+    }
     send(j);
   }
   ::alarm(0);
@@ -358,6 +361,7 @@ bool compile_remaining(const Job& job, const TargetResources& resources, std::se
   }
   llvm::Module* module = parsed.release();
   compat::set_target_triple(*module, amdgpu_triple());
+  set_probe_module_flags(*module);
   module->setDataLayout(resources.machine->createDataLayout());
 
   auto* assembly = new llvm::SmallString<0>;
