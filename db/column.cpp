@@ -173,6 +173,13 @@ nlohmann::ordered_json provenance_to_json(const Provenance& p) {
   nlohmann::ordered_json j;
   j["schema"] = Provenance::kSchema;
   j["flavor"] = p.flavor;
+  if (!p.measured) {
+    j["measured"] = false;
+    j["stands_for"] = p.stands_for;
+    j["how_to_measure"] = p.how_to_measure;
+    j["targets"] = p.targets;
+    return j;
+  }
   nlohmann::ordered_json tc;
   tc["llvm_version"] = p.llvm_version;
   tc["llvm_major"] = p.llvm_major;
@@ -200,6 +207,19 @@ Provenance provenance_from_json(const nlohmann::json& j) {
   std::string schema = need_string(j, "schema");
   if (schema != Provenance::kSchema) bad("unsupported schema '" + schema + "' (expected " + Provenance::kSchema + ")");
   p.flavor = need_string(j, "flavor");
+  if (j.contains("measured")) {
+    if (!j.at("measured").is_boolean() || j.at("measured").get<bool>()) bad("'measured' may only be false (a descriptor)");
+    p.measured = false;
+    p.stands_for = need_string(j, "stands_for");
+    try {
+      p.how_to_measure = j.at("how_to_measure").get<std::vector<std::string>>();
+      p.targets = j.at("targets").get<std::vector<std::string>>();
+    } catch (const nlohmann::json::exception& e) {
+      bad(std::string("malformed descriptor: ") + e.what());
+    }
+    if (p.how_to_measure.empty()) bad("a descriptor must say how to measure it ('how_to_measure')");
+    return p;
+  }
   try {
     const auto& tc = j.at("toolchain");
     p.llvm_version = need_string(tc, "llvm_version");

@@ -53,6 +53,11 @@ struct Provenance {
   static constexpr int kGeneratorVersion = 1;
 
   std::string flavor;
+  // A descriptor stands for a toolchain no host here has: it says which, and how to measure it there; it
+  // has no cells (and no toolchain or probe fields) until someone does.
+  bool measured = true;
+  std::string stands_for;
+  std::vector<std::string> how_to_measure;
   // Toolchain: what measured it.
   std::string llvm_version;   // "22.1.8"
   int llvm_major = 0;

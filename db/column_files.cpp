@@ -41,6 +41,10 @@ Column parse_column(const std::string& column_json, const std::string& cells_jso
   if (column.provenance.flavor != folder)
     throw input_error(cj + ": provenance names flavor '" + column.provenance.flavor + "' but the folder is '" +
                       folder + "'");
+  if (!column.provenance.measured) {
+    if (!cells_jsonl.empty()) throw input_error(cl + ": a descriptor (column.json says measured: false) has no cells");
+    return column;
+  }
   std::set<std::string> targets(column.provenance.targets.begin(), column.provenance.targets.end());
   size_t pos = 0;
   int lineno = 0;
@@ -82,7 +86,12 @@ Column parse_column(const std::string& column_json, const std::string& cells_jso
 Column read_column_dir(const fs::path& dir) {
   std::string label = dir.lexically_normal().string();
   if (!label.empty() && label.back() == '/') label.pop_back();
-  return parse_column(read_file(dir / "column.json"), read_file(dir / "cells.jsonl"), label);
+  std::error_code ec;
+  std::string cells = fs::exists(dir / "cells.jsonl", ec) ? read_file(dir / "cells.jsonl") : "";
+  Column column = parse_column(read_file(dir / "column.json"), cells, label);
+  if (column.provenance.measured && !fs::exists(dir / "cells.jsonl", ec))
+    throw input_error(label + "/cells.jsonl: missing (only a descriptor, measured: false, has no cells)");
+  return column;
 }
 
 void write_column_dir(const fs::path& data_root, const Column& column) {
@@ -93,7 +102,7 @@ void write_column_dir(const fs::path& data_root, const Column& column) {
   fs::remove_all(staged);
   fs::create_directories(staged);
   write_file_atomically(staged / "column.json", render_column_json(column));
-  write_file_atomically(staged / "cells.jsonl", render_cells_jsonl(column));
+  if (column.provenance.measured) write_file_atomically(staged / "cells.jsonl", render_cells_jsonl(column));
   replace_directory(staged, target);
 }
 

@@ -7,6 +7,7 @@
 
 #include "db/column_files.h"
 #include "support/error.h"
+#include "support/files.h"
 
 namespace archdb {
 namespace fs = std::filesystem;
@@ -56,6 +57,19 @@ bool host_has_toolchain(const std::string& flavor, const std::string& linked_fla
     note = "llvm-" + major + "-dev is installed on this host";
     return true;
   }
+  // ROCm ships its LLVM under /opt/rocm*/llvm; its major is in LLVMConfig.cmake.
+  if (fs::is_directory("/opt", ec)) {
+    for (const auto& entry : fs::directory_iterator("/opt", ec)) {
+      if (entry.path().filename().string().rfind("rocm", 0) != 0) continue;
+      fs::path config = entry.path() / "llvm/lib/cmake/llvm/LLVMConfig.cmake";
+      if (!fs::exists(config, ec)) continue;
+      std::string text = read_file(config);
+      if (text.find("set(LLVM_VERSION_MAJOR " + major + ")") != std::string::npos) {
+        note = "the ROCm LLVM in " + entry.path().string() + " is LLVM " + major;
+        return true;
+      }
+    }
+  }
   fs::path root = provisioned_root(flavor);
   if (fs::exists(root / ".archdb-root-ok", ec) &&
       fs::exists(root / ("usr/lib/llvm-" + major + "/lib/cmake/llvm/LLVMConfig.cmake"), ec)) {
@@ -84,6 +98,8 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
       continue;
     }
     cov.cells = static_cast<int>(column.cells.size());
+    cov.descriptor = !column.provenance.measured;
+    if (cov.descriptor) cov.toolchain_note += "; the column is a descriptor: " + column.provenance.stands_for;
     for (const auto& t : targets.names)
       if (std::find(column.provenance.targets.begin(), column.provenance.targets.end(), t) ==
           column.provenance.targets.end())

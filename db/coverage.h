@@ -19,6 +19,7 @@ struct FlavorCoverage {
   bool toolchain_here = false;
   std::string toolchain_note;                // why we think the host has it, or lacks it
   int cells = 0;
+  bool descriptor = false;                   // no cells yet: it says how to measure the flavor elsewhere
   std::vector<std::string> problems;         // the column does not read (corrupt, mislabelled, ...)
   std::vector<std::string> unknown_keys;     // in the column, not in the catalog
   std::vector<std::string> missing_keys;     // catalog keys with no cell at all

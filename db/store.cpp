@@ -379,7 +379,8 @@ void sync_store_from_data(Store& store, const fs::path& data_root, const std::st
     auto row = store.flavor(flavor);
     if (row && row->source_digest == digest) continue;
     Column column = read_column_dir(dir);
-    store.replace_column(flavor, Origin::kMeasured, render_column_json(column), column.cells, digest, std::nullopt);
+    store.replace_column(flavor, column.provenance.measured ? Origin::kMeasured : Origin::kDescriptor,
+                         render_column_json(column), column.cells, digest, std::nullopt);
   }
   for (const auto& row : store.flavors()) {
     if (row.origin == Origin::kImported || row.name == except) continue;

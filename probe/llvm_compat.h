@@ -54,7 +54,7 @@ inline void set_target_triple(llvm::Module& module, const llvm::Triple& triple) 
 }
 
 inline llvm::MCRegisterInfo* create_register_info(const llvm::Target& target, const llvm::Triple& triple) {
-#if LLVM_VERSION_MAJOR >= 21
+#if LLVM_VERSION_MAJOR >= 22
   return target.createMCRegInfo(triple);
 #else
   return target.createMCRegInfo(triple.str());
@@ -63,7 +63,7 @@ inline llvm::MCRegisterInfo* create_register_info(const llvm::Target& target, co
 
 inline llvm::MCAsmInfo* create_asm_info(const llvm::Target& target, const llvm::MCRegisterInfo& mri,
                                         const llvm::Triple& triple, const llvm::MCTargetOptions& options) {
-#if LLVM_VERSION_MAJOR >= 21
+#if LLVM_VERSION_MAJOR >= 22
   return target.createMCAsmInfo(mri, triple, options);
 #else
   return target.createMCAsmInfo(mri, triple.str(), options);
@@ -72,7 +72,7 @@ inline llvm::MCAsmInfo* create_asm_info(const llvm::Target& target, const llvm::
 
 inline llvm::MCSubtargetInfo* create_subtarget_info(const llvm::Target& target, const llvm::Triple& triple,
                                                     llvm::StringRef cpu) {
-#if LLVM_VERSION_MAJOR >= 21
+#if LLVM_VERSION_MAJOR >= 22
   return target.createMCSubtargetInfo(triple, cpu, "");
 #else
   return target.createMCSubtargetInfo(triple.str(), cpu, "");

@@ -107,5 +107,41 @@ TEST(ColumnFiles, WriteReplacesTheFolderWhole) {
   EXPECT_EQ(entries, 1);
 }
 
+TEST(ColumnFiles, CommittedColumnsAreInCanonicalForm) {
+  // One serialisation only: every committed column re-renders to exactly its bytes.
+  auto data = test::source_dir() / "data";
+  auto flavors = list_column_dirs(data);
+  ASSERT_FALSE(flavors.empty());
+  for (const auto& flavor : flavors) {
+    Column c = read_column_dir(data / flavor);
+    EXPECT_EQ(render_column_json(c), test::read(data / flavor / "column.json")) << flavor;
+    if (c.provenance.measured) EXPECT_EQ(render_cells_jsonl(c), test::read(data / flavor / "cells.jsonl")) << flavor;
+  }
+}
+
+TEST(ColumnFiles, DescriptorHasNoCellsAndSaysHowToMeasure) {
+  std::string descriptor = R"({"schema": "archdb.column/v1", "flavor": "llvm22", "measured": false,
+    "stands_for": "a toolchain elsewhere", "how_to_measure": ["build there", "regen there"], "targets": ["gfx90a"]})";
+  Column c = parse_column(descriptor, "", "data/llvm22");
+  EXPECT_FALSE(c.provenance.measured);
+  EXPECT_TRUE(c.cells.empty());
+  EXPECT_NE(error_of(descriptor, "{}\n").find("a descriptor (column.json says measured: false) has no cells"),
+            std::string::npos);
+  std::string no_how = descriptor;
+  const std::string how = "[\"build there\", \"regen there\"]";
+  no_how.replace(no_how.find(how), how.size(), "[]");
+  EXPECT_NE(error_of(no_how, "").find("must say how to measure it"), std::string::npos);
+  test::TempDir dir;
+  write_column_dir(dir.path(), c);
+  EXPECT_FALSE(std::filesystem::exists(dir / "llvm22/cells.jsonl"));
+  EXPECT_EQ(read_column_dir(dir / "llvm22").provenance.how_to_measure.size(), 2u);
+  // A measured column without its cells is broken, not a descriptor.
+  std::filesystem::remove(dir / "llvm22/column.json");
+  Column measured = sample();
+  write_column_dir(dir.path(), measured);
+  std::filesystem::remove(dir / "llvm22/cells.jsonl");
+  EXPECT_THROW(read_column_dir(dir / "llvm22"), Error);
+}
+
 }  // namespace
 }  // namespace archdb

@@ -75,6 +75,27 @@ TEST(CoverageRules, HostFlavorMustBeCompleteOtherFlavorsAreNamedSkips) {
   }
 }
 
+TEST(CoverageRules, DescriptorOfAnAbsentToolchainIsANamedSkipNeverAPass) {
+  test::TempDir dir;
+  Catalog catalog = parse_catalog("a.one llvm.a\nb.two llvm.b\n", "cat.txt");
+  TargetList targets = parse_targets("gfx90a\n", "t.txt");
+  Column descriptor;
+  descriptor.provenance.flavor = "llvm5";
+  descriptor.provenance.measured = false;
+  descriptor.provenance.stands_for = "a vendor's LLVM 5";
+  descriptor.provenance.how_to_measure = {"measure it there"};
+  descriptor.provenance.targets = {"gfx90a"};
+  write_column_dir(dir / "data", descriptor);
+  write_column_dir(dir / "data", column_of("llvm22", {"a.one", "b.two"}));
+  for (const auto& cov : check_coverage(catalog, targets, dir / "data", "llvm22")) {
+    if (cov.flavor != "llvm5") continue;
+    EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kSkip);
+    EXPECT_TRUE(cov.descriptor);
+    EXPECT_NE(cov.summary().find("keys not measured: a.one, b.two"), std::string::npos) << cov.summary();
+    EXPECT_NE(cov.summary().find("a vendor's LLVM 5"), std::string::npos) << cov.summary();
+  }
+}
+
 TEST(CoverageRules, MissingHostColumnAndCorruptColumnsFail) {
   test::TempDir dir;
   Catalog catalog = parse_catalog("a.one llvm.a\n", "cat.txt");
