@@ -70,6 +70,7 @@ int run(int argc, char** argv) {
   add_coverage(app, context, exit_code);
   add_query(app, context, exit_code);
   add_transfer(app, context, exit_code);
+  add_history(app, context, exit_code);
   add_runs(app, context, exit_code);
   add_intrinsic(app, context, exit_code);
   add_bench(app, context, exit_code);

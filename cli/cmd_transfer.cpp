@@ -4,7 +4,9 @@
 
 #include "cli/commands.h"
 #include "db/column_files.h"
+#include "db/rocke.h"
 #include "support/error.h"
+#include "support/files.h"
 
 namespace archdb::cli {
 namespace fs = std::filesystem;
@@ -14,9 +16,16 @@ namespace {
 struct ExportArgs {
   std::string flavor;
   std::string out;
+  std::string format = "archdb";
 };
 
+void check_format(const std::string& format) {
+  if (format != "archdb" && format != kRockeFormat)
+    throw usage_error("unknown format '" + format + "' (formats: archdb, " + std::string(kRockeFormat) + ")");
+}
+
 int do_export(const Context& ctx, const ExportArgs& args) {
+  check_format(args.format);
   auto store = ctx.open_store();
   auto row = store->flavor(args.flavor);
   if (!row) throw usage_error("unknown flavor '" + args.flavor + "' (not in the database)");
@@ -28,9 +37,36 @@ int do_export(const Context& ctx, const ExportArgs& args) {
   column.cells = store->cells(args.flavor);
   column.sort();
   column.recount();
+  if (args.format == kRockeFormat) {
+    std::string text = render_rocke(column);
+    if (args.out.empty() || args.out == "-") {
+      std::fputs(text.c_str(), stdout);
+    } else {
+      write_file_atomically(args.out, text);
+      std::fprintf(stderr, "wrote %s (%zu cells)\n", args.out.c_str(), column.cells.size());
+    }
+    return kExitOk;
+  }
   fs::path root = args.out.empty() ? fs::path(ctx.data) : fs::path(args.out);
   write_column_dir(root, column);
   std::printf("wrote %s (%zu cells)\n", (root / args.flavor).string().c_str(), column.cells.size());
+  return kExitOk;
+}
+
+// A peer's column: kept in the database under a name of its own, marked imported, never written to data/.
+int import_rocke(const Context& ctx, const std::string& file) {
+  std::string text = read_file(file);
+  RockeColumn col = parse_rocke(text, file);
+  std::string name = imported_name(kRockeFormat, col.flavor);
+  nlohmann::ordered_json provenance;
+  provenance["format"] = kRockeFormat;
+  provenance["source"] = fs::path(file).filename().string();
+  provenance["flavor"] = col.flavor;
+  provenance["toolchain"] = col.toolchain;
+  auto store = ctx.open_store();
+  store->replace_column(name, Origin::kImported, provenance.dump(), col.cells, digest_hex(text), std::nullopt);
+  std::printf("imported %s as %s: %zu cells on %zu targets (imported, not measured here)\n", file.c_str(), name.c_str(),
+              col.cells.size(), col.arches.size());
   return kExitOk;
 }
 
@@ -57,14 +93,22 @@ void add_transfer(CLI::App& app, Context& context, int& exit_code) {
   auto ex = std::make_shared<ExportArgs>();
   CLI::App* exp = app.add_subcommand("export", "Write a measured column from the database as a column folder (data/<flavor>/)");
   exp->add_option("--flavor", ex->flavor, "the flavor to export")->required();
-  exp->add_option("--out", ex->out, "folder to write <flavor>/ into (default: the data folder)");
+  exp->add_option("--out", ex->out,
+                  "archdb: folder to write <flavor>/ into (default: the data folder); rocke-v1: file (default: stdout)");
+  exp->add_option("--format", ex->format, "archdb (a column folder) or rocke-v1 (rocKE's arch-domain JSON)");
   exp->callback([&context, &exit_code, ex] { exit_code = do_export(context, *ex); });
 
   auto dir = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("archdb");
   CLI::App* imp = app.add_subcommand(
-      "import", "Load a column folder (column.json + cells.jsonl, e.g. measured on another host) into the database and data/");
-  imp->add_option("folder", *dir, "the column folder; its column.json names the flavor")->required();
-  imp->callback([&context, &exit_code, dir] { exit_code = do_import(context, *dir); });
+      "import", "Load a column: archdb format (a column folder measured on another host) into the database and data/; "
+                "rocke-v1 (a peer's file) into the database only, as an imported column named rocke-v1:<flavor>");
+  imp->add_option("path", *dir, "the column folder, or the rocke-v1 file")->required();
+  imp->add_option("--format", *format, "archdb or rocke-v1");
+  imp->callback([&context, &exit_code, dir, format] {
+    check_format(*format);
+    exit_code = *format == kRockeFormat ? import_rocke(context, *dir) : do_import(context, *dir);
+  });
 }
 
 }  // namespace archdb::cli

@@ -12,6 +12,7 @@ void add_regen(CLI::App& app, Context& context, int& exit_code);
 void add_query(CLI::App& app, Context& context, int& exit_code);
 void add_coverage(CLI::App& app, Context& context, int& exit_code);
 void add_transfer(CLI::App& app, Context& context, int& exit_code);  // import, export
+void add_history(CLI::App& app, Context& context, int& exit_code);  // history, diff, compare
 void add_runs(CLI::App& app, Context& context, int& exit_code);
 void add_intrinsic(CLI::App& app, Context& context, int& exit_code);
 void add_bench(CLI::App& app, Context& context, int& exit_code);

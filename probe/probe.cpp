@@ -312,7 +312,9 @@ class ProbeRun {
     for (const auto& k : keys_) {
       std::string text = "; archdb probe module of key '" + k.entry->key + "' (" + options_.flavor + ")\n";
       if (resolved(k)) {
-        text += k.resolution.shape.declare_line + "\n" + probe_kernel_ir(k.function, k.resolution.shape, k.resolution.default_imm);
+        text += k.resolution.shape.declare_line + "\n";
+        if (k.resolution.shape.declare_line != kProbeSupportDeclare) text += std::string(kProbeSupportDeclare) + "\n";
+        text += probe_kernel_ir(k.function, k.resolution.shape, k.resolution.default_imm);
         text += baseline_ir_.at(k.baseline);
       } else if (k.spec->kind == DeclSpec::Kind::kDeclare) {
         text += "; not probed: " + k.resolution.evidence + "\n" + k.spec->declare_text + "\n";

@@ -8,6 +8,7 @@
 #include <llvm/IR/Function.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicsAMDGPU.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
@@ -16,6 +17,9 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "probe/llvm_compat.h"
+
+#include <cctype>
+#include <cstring>
 
 namespace archdb {
 namespace {
@@ -141,6 +145,13 @@ llvm::Intrinsic::ID exact_intrinsic(const std::string& name) {
   return llvm::Intrinsic::not_intrinsic;
 }
 
+// The probe module of a declaration on its own: the declaration, what every probe kernel calls, the kernel.
+std::string module_text(const ProbeShape& shape, int64_t imm) {
+  std::string text = shape.declare_line + "\n";
+  if (shape.declare_line != kProbeSupportDeclare) text += std::string(kProbeSupportDeclare) + "\n";
+  return text + probe_kernel_ir("probe", shape, imm);
+}
+
 // Parses the probe module (declaration + kernel) as a kernel's IR would be read, verifies it, and reports
 // what the call resolved to.
 Resolution judge(const std::string& declared_name, const ProbeShape& shape, const std::string& flavor_label,
@@ -148,7 +159,7 @@ Resolution judge(const std::string& declared_name, const ProbeShape& shape, cons
   llvm::LLVMContext ctx;
   llvm::SMDiagnostic diag;
   int64_t imm = 0;
-  std::string text = shape.declare_line + "\n" + probe_kernel_ir("probe", shape, imm);
+  std::string text = module_text(shape, imm);
   std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(text, diag, ctx);
   std::string template_text = declared_id ? render_template(declared_id, ctx) : "";
   if (!m) {
@@ -164,7 +175,7 @@ Resolution judge(const std::string& declared_name, const ProbeShape& shape, cons
   // The verifier may know an immarg operand's legal values (LLVM 23: "invalid data size for load-to-LDS
   // intrinsic"): then the key is probed with the first sweep value it accepts, as a kernel would pass.
   for (size_t i = 0; broken && shape.has_int_immarg() && i < immarg_sweep.size(); ++i) {
-    std::string retry = shape.declare_line + "\n" + probe_kernel_ir("probe", shape, immarg_sweep[i]);
+    std::string retry = module_text(shape, immarg_sweep[i]);
     llvm::SMDiagnostic ignored;
     std::unique_ptr<llvm::Module> candidate = llvm::parseAssemblyString(retry, ignored, ctx);
     if (candidate && !llvm::verifyModule(*candidate)) {
@@ -191,12 +202,21 @@ Resolution judge(const std::string& declared_name, const ProbeShape& shape, cons
   r.shape = shape;
   r.default_imm = imm;
   std::vector<std::string> other_ops;
+  // The probe's own call, leaving aside the work-item id the kernel reads for its operands (unless that is
+  // the very intrinsic probed). None left: LLVM upgraded the call into plain instructions.
+  bool probing_support = declared_name == "llvm.amdgcn.workitem.id.x";
   llvm::Function* callee = nullptr;
   for (llvm::Instruction& inst : llvm::instructions(*kernel)) {
     if (auto* call = llvm::dyn_cast<llvm::CallBase>(&inst)) {
-      if (!callee) callee = call->getCalledFunction();
+      llvm::Function* f = call->getCalledFunction();
+      bool support = f && f->getIntrinsicID() == llvm::Intrinsic::amdgcn_workitem_id_x && !probing_support;
+      if (!support) callee = f;
       continue;
     }
+    // The operands' divergence, made of the work-item id: ours, not what the call became.
+    if (inst.getName().size() > 1 && std::strchr("tcmed", inst.getName()[0]) &&
+        std::isdigit(static_cast<unsigned char>(inst.getName()[1])))
+      continue;
     if (llvm::isa<llvm::ReturnInst>(inst)) continue;
     if (auto* st = llvm::dyn_cast<llvm::StoreInst>(&inst); st && st->isVolatile()) continue;
     if (llvm::isa<llvm::ExtractValueInst>(inst) || llvm::isa<llvm::GetElementPtrInst>(inst)) continue;

@@ -35,6 +35,53 @@ std::string store_result(const ProbeShape& shape, const std::string& value) {
   return ir;
 }
 
+// Makes operand %a<i> of `type` divergent, as a kernel's per-lane data is: mixes in the lane's work-item id.
+// Returns the name of the divergent value (or of the argument itself, for pointers and other types a lane
+// id does not apply to: buffer descriptors and addresses stay uniform, as kernels pass them).
+std::string divergent(const std::string& type, size_t i, std::string& body) {
+  std::string a = "%a" + std::to_string(i), d = "%d" + std::to_string(i), n = std::to_string(i);
+  auto scalar = [&](const std::string& t, const std::string& value, const std::string& out) {
+    int bits = 0;
+    if (is_integer_type(t, &bits)) {
+      if (bits == 1) {
+        body += "  %c" + n + " = icmp eq i32 %tid, 0\n";
+        body += "  " + out + " = xor i1 " + value + ", %c" + n + "\n";
+      } else {
+        std::string id = "%tid";
+        if (bits != 32) {
+          body += "  %t" + n + " = " + (bits < 32 ? "trunc" : "zext") + " i32 %tid to " + t + "\n";
+          id = "%t" + n;
+        }
+        body += "  " + out + " = add " + t + " " + value + ", " + id + "\n";
+      }
+      return true;
+    }
+    if (t == "half" || t == "bfloat" || t == "float" || t == "double") {
+      body += "  %t" + n + " = uitofp i32 %tid to " + t + "\n";
+      body += "  " + out + " = fadd " + t + " " + value + ", %t" + n + "\n";
+      return true;
+    }
+    return false;
+  };
+  if (scalar(type, a, d)) return d;
+  // <K x E>: element 0 becomes divergent, and with it the vector.
+  size_t x = type.find(" x ");
+  if (!type.empty() && type.front() == '<' && x != std::string::npos && type.back() == '>') {
+    std::string element = type.substr(x + 3, type.size() - x - 4);
+    std::string first = "%e" + n, mixed = "%m" + n;
+    std::string probe_body;
+    std::swap(body, probe_body);
+    bool ok = scalar(element, first, mixed);
+    std::swap(body, probe_body);
+    if (ok) {
+      body += "  " + first + " = extractelement " + type + " " + a + ", i32 0\n" + probe_body;
+      body += "  " + d + " = insertelement " + type + " " + a + ", " + element + " " + mixed + ", i32 0\n";
+      return d;
+    }
+  }
+  return a;
+}
+
 }  // namespace
 
 bool ProbeShape::has_int_immarg() const {
@@ -59,6 +106,7 @@ std::string immarg_constant(const std::string& type, int64_t value) {
 std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, int64_t imm) {
   std::string sig = "ptr addrspace(1) %out";
   std::string args;
+  std::string body = "  %tid = call i32 @\"llvm.amdgcn.workitem.id.x\"()\n";
   for (size_t i = 0; i < shape.params.size(); ++i) {
     const Operand& p = shape.params[i];
     if (!args.empty()) args += ", ";
@@ -68,10 +116,10 @@ std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& 
       args += immarg_constant(p.type, imm);
     } else {
       sig += ", " + p.type + " %a" + std::to_string(i);
-      args += p.type + " %a" + std::to_string(i);
+      args += p.type + " " + divergent(p.type, i, body);
     }
   }
-  std::string ir = "define amdgpu_kernel void " + quote_ir_name(function_name) + "(" + sig + ") {\n";
+  std::string ir = "define amdgpu_kernel void " + quote_ir_name(function_name) + "(" + sig + ") {\n" + body;
   std::string call = "call " + shape.return_type + " " + quote_ir_name(shape.callee) + "(" + args + ")";
   if (shape.return_type == "void") {
     ir += "  " + call + "\n";
@@ -91,12 +139,12 @@ std::string baseline_signature(const ProbeShape& shape) {
 
 std::string baseline_kernel_ir(const std::string& function_name, const ProbeShape& shape) {
   std::string sig = "ptr addrspace(1) %out";
-  std::string body;
+  std::string body = "  %tid = call i32 @\"llvm.amdgcn.workitem.id.x\"()\n";
   for (size_t i = 0; i < shape.params.size(); ++i) {
     const Operand& p = shape.params[i];
     if (p.immarg || p.type == "metadata") continue;
-    std::string v = "%a" + std::to_string(i);
-    sig += ", " + p.type + " " + v;
+    sig += ", " + p.type + " %a" + std::to_string(i);
+    std::string v = divergent(p.type, i, body);
     // Each operand is used by an empty inline-asm statement: it is loaded into a register as the call would
     // need it, and nothing else is emitted that the call's own lowering could be mistaken for (a store of a
     // data operand would look exactly like a store intrinsic).

@@ -2,7 +2,9 @@
 // types as text, so sweep variants are made without asking LLVM again.
 //
 // A probe kernel takes the declaration's ordinary operands as kernel arguments (real SSA values the
-// compiler cannot fold), passes constants for immarg operands and the node !{!""} for metadata operands (a
+// compiler cannot fold) and makes the data among them divergent by mixing in the work-item id, as a kernel's
+// per-lane data is (pointers stay uniform, as buffer descriptors and addresses are); it passes constants for
+// immarg operands and the node !{!""} for metadata operands (a
 // scope by name; "" is the system scope), and stores the result volatile:
 //   define amdgpu_kernel void @p7(ptr addrspace(1) %out, <4 x i16> %a0, ...) {
 //     %r = call <4 x float> @"llvm.amdgcn.mfma..."(<4 x i16> %a0, ..., i32 0, i32 0, i32 0)
@@ -41,7 +43,9 @@ std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& 
 // Kernels with the same baseline signature share one baseline.
 std::string baseline_signature(const ProbeShape& shape);
 std::string baseline_kernel_ir(const std::string& function_name, const ProbeShape& shape);
-// Declarations are shared by every kernel in a module; emit each distinct line once.
 std::string quote_ir_name(const std::string& name);
+// The declaration every probe and baseline kernel needs (for the work-item id), spelt as a catalog entry
+// for it would be, so that one module may hold both.
+constexpr const char* kProbeSupportDeclare = "declare i32 @\"llvm.amdgcn.workitem.id.x\"()";
 
 }  // namespace archdb

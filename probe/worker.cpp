@@ -31,6 +31,7 @@
 #include "probe/assemble.h"
 #include "probe/llvm_compat.h"
 #include "probe/resolve.h"
+#include "probe/synth.h"
 #include "probe/toolchain.h"
 
 namespace archdb {
@@ -128,7 +129,17 @@ void last_words(const char* how, const char* message) {
   write_all(buf, len);
 }
 
+// The MC cross-check runs under a recovery context of its own: LLVM failing to assemble what codegen
+// printed is the cross-check's finding, not the end of the worker.
+bool g_in_cross_check = false;
+std::string* g_cross_check_failure = nullptr;
+
 void on_fatal_error(void*, const char* reason, bool) {
+  if (g_in_cross_check && llvm::CrashRecoveryContext::GetCurrent()) {
+    *g_cross_check_failure = reason;
+    g_in_cross_check = false;
+    llvm::CrashRecoveryContext::GetCurrent()->HandleExit(kWorkerExitFatal);
+  }
   // A lowering refusal ("Cannot select", "not supported on this subtarget"...) inside one of our kernels is
   // LLVM's answer for that kernel: report it and unwind to run_compile, which goes on without it. Anything
   // else LLVM finds fatal ends this worker.
@@ -311,7 +322,19 @@ class ReportFunctionPass : public llvm::FunctionPass {
     // A baseline (a kernel that calls nothing) is scaffolding for the difference: only its mnemonics count.
     if (calls_.count(name)) {
       CrossCheckStackEntry entry(name);
-      AssemblyResult assembled = assembler_.assemble(header_ + chunk);
+      AssemblyResult assembled;
+      std::string failure;
+      const void* stack = llvm::SavePrettyStackState();
+      llvm::CrashRecoveryContext recovery;
+      g_cross_check_failure = &failure;
+      g_in_cross_check = true;
+      bool ran = recovery.RunSafely([&] { assembled = assembler_.assemble(header_ + chunk); });
+      g_in_cross_check = false;
+      if (!ran) {
+        llvm::RestorePrettyStackState(stack);
+        assembled = AssemblyResult{};
+        assembled.errors.push_back("LLVM ERROR: " + failure);
+      }
       j["mc_errors"] = assembled.errors;
       j["undefined"] = assembled.undefined_symbols;
     }
@@ -343,7 +366,8 @@ bool compile_remaining(const Job& job, const TargetResources& resources, std::se
   auto* diagnostics = new DiagnosticState;
   context->setDiagnosticHandlerCallBack(on_diagnostic, diagnostics);
   std::string text;
-  std::set<std::string> declared;
+  std::set<std::string> declared = {kProbeSupportDeclare};
+  text += std::string(kProbeSupportDeclare) + "\n";
   size_t pending = 0;
   for (const auto& item : job.items) {
     if (finished.count(item.function)) continue;

@@ -127,6 +127,42 @@ TEST(Cli, ExportThenImportRoundTrips) {
   EXPECT_EQ(run_archdb(other.args({"query", "made.up"})).exit_code, 0);
 }
 
+TEST(Cli, RockeColumnsImportMarkedAndRoundTrip) {
+  fs::path peer = test::source_dir() / ".." / "shared" / "reference" / "rocke-columns" / "intrinsic_arch_domain.llvm22.json";
+  if (!fs::exists(peer)) GTEST_SKIP() << "rocKE reference columns not found at " << peer;
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  auto imported = run_archdb(ws.args({"import", "--format", "rocke-v1", peer.string()}));
+  ASSERT_EQ(imported.exit_code, 0) << imported.err;
+  EXPECT_NE(imported.out.find("rocke-v1:llvm22"), std::string::npos) << imported.out;
+  // Shown, marked imported, kept out of data/.
+  auto q = run_archdb(ws.args({"query", "mfma.f32.4x4x4f16"}));
+  EXPECT_NE(q.out.find("rocke-v1:llvm22 (imported)"), std::string::npos) << q.out;
+  EXPECT_FALSE(fs::exists(ws.dir / "data" / "rocke-v1:llvm22"));
+  auto h = run_archdb(ws.args({"history", "mfma.f32.4x4x4f16", "--json"}));
+  EXPECT_NE(h.out.find("\"origin\": \"imported\""), std::string::npos) << h.out;
+  // Ours exported in the peer's format imports back; the export of that is the same file.
+  fs::path out = ws.dir / "ours.json";
+  ASSERT_EQ(run_archdb(ws.args({"export", "--format", "rocke-v1", "--flavor", flavor(), "--out", out.string()})).exit_code, 0);
+  ASSERT_EQ(run_archdb(ws.args({"import", "--format", "rocke-v1", out.string()})).exit_code, 0);
+  auto cmp = run_archdb(ws.args({"compare", "--flavor", flavor(), "--with", out.string()}));
+  EXPECT_EQ(cmp.exit_code, 0) << cmp.out;
+  EXPECT_NE(cmp.out.find("same status: 9 (100.0%)"), std::string::npos) << cmp.out;
+  auto diff = run_archdb(ws.args({"diff", flavor(), "rocke-v1:" + flavor()}));
+  EXPECT_EQ(diff.exit_code, 0);
+  EXPECT_NE(diff.out.find("lowering changed"), std::string::npos) << "the format keeps no lowered_to: " << diff.out;
+  // A mislabelled file is refused, and nothing is stored.
+  std::string text = test::read(peer);
+  size_t at = text.find("\"flavor\": \"llvm22\"");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 18, "\"flavor\": \"llvm23\"");
+  test::write(ws.dir / "mislabelled.json", text);
+  auto bad = run_archdb(ws.args({"import", "--format", "rocke-v1", (ws.dir / "mislabelled.json").string()}));
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_NE(bad.err.find("mislabelled"), std::string::npos) << bad.err;
+  EXPECT_EQ(run_archdb(ws.args({"diff", flavor(), "rocke-v1:llvm23"})).exit_code, 2);
+}
+
 TEST(Cli, CorruptCellsFileIsOneClearError) {
   Workspace ws;
   ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);

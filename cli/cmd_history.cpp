@@ -1,0 +1,220 @@
+// cli/cmd_history.cpp — reading columns across flavors: `archdb history KEY`, `archdb diff FROM TO`, and
+// `archdb compare --flavor F --with FILE` (agreement with a peer's rocke-v1 column).
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "db/history.h"
+#include "db/rocke.h"
+#include "support/error.h"
+#include "support/files.h"
+
+namespace archdb::cli {
+namespace {
+
+std::vector<FlavorRow> ordered_flavors(const Store& store) {
+  std::vector<FlavorRow> rows = store.flavors();
+  std::sort(rows.begin(), rows.end(), [](const FlavorRow& a, const FlavorRow& b) { return flavor_before(a.name, b.name); });
+  return rows;
+}
+
+std::string brief(const Cell& c) {
+  if (c.status == Status::kOk) {
+    std::string s;
+    for (const auto& m : c.lowered_to) s += (s.empty() ? "" : " ") + m;
+    if (c.imm) s += " [imm " + std::to_string(*c.imm) + "]";
+    return "ok" + (s.empty() ? std::string() : " (" + s + ")");
+  }
+  return std::string(status_name(c.status)) + " (" + c.evidence + ")";
+}
+
+struct HistoryArgs {
+  std::string key;
+  std::vector<std::string> targets;
+  bool json = false;
+};
+
+int history(const Context& ctx, const HistoryArgs& args) {
+  auto store = ctx.open_store();
+  std::vector<FlavorRow> flavors = ordered_flavors(*store);
+  std::map<std::string, std::map<std::string, Cell>> cells;  // flavor -> target -> cell
+  std::set<std::string> targets_seen;
+  for (const auto& f : flavors)
+    for (auto& c : store->cells_for_key(f.name, args.key)) {
+      targets_seen.insert(c.target);
+      cells[f.name][c.target] = c;
+    }
+  if (targets_seen.empty()) {
+    if (!ctx.load_catalog().find(args.key)) throw usage_error("unknown key '" + args.key + "'");
+    throw usage_error("key '" + args.key + "' has no cells in any column yet");
+  }
+  std::vector<std::string> order;
+  for (const auto& t : ctx.load_targets().names)
+    if (targets_seen.count(t)) order.push_back(t);
+  for (const auto& t : args.targets)
+    if (std::find(order.begin(), order.end(), t) == order.end()) throw usage_error("unknown target '" + t + "'");
+  if (!args.targets.empty()) order = args.targets;
+
+  auto row_for = [&](const std::string& target) {
+    std::vector<FlavorCell> row;
+    for (const auto& f : flavors) {
+      FlavorCell fc;
+      fc.flavor = f.name;
+      fc.imported = f.origin == Origin::kImported;
+      auto it = cells[f.name].find(target);
+      fc.cell = it == cells[f.name].end() ? nullptr : &it->second;
+      row.push_back(fc);
+    }
+    return row;
+  };
+
+  if (args.json) {
+    nlohmann::ordered_json out;
+    out["key"] = args.key;
+    nlohmann::ordered_json fl = nlohmann::ordered_json::array();
+    for (const auto& f : flavors) fl.push_back({{"name", f.name}, {"origin", std::string(origin_name(f.origin))}});
+    out["flavors"] = fl;
+    nlohmann::ordered_json ts = nlohmann::ordered_json::object();
+    for (const auto& t : order) {
+      nlohmann::ordered_json per = nlohmann::ordered_json::object();
+      auto row = row_for(t);
+      for (const auto& fc : row) per[fc.flavor] = fc.cell ? nlohmann::ordered_json(cell_to_json(*fc.cell)) : nullptr;
+      ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
+    }
+    out["targets"] = ts;
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  std::vector<std::string> header = {"target"};
+  for (const auto& f : flavors)
+    header.push_back(f.name + (f.origin == Origin::kImported ? " (imported)" : ""));
+  header.push_back("summary");
+  Table table(header);
+  for (const auto& t : order) {
+    std::vector<std::string> line = {t};
+    auto row = row_for(t);
+    for (const auto& fc : row) line.push_back(fc.cell ? std::string(status_name(fc.cell->status)) : "-");
+    line.push_back(history_summary(row));
+    table.add(line);
+  }
+  std::printf("%s\n\n%s", args.key.c_str(), table.render().c_str());
+  for (const auto& f : flavors)
+    if (f.origin == Origin::kDescriptor) std::printf("\n%s: not measured on this host (see data/%s/column.json)\n", f.name.c_str(), f.name.c_str());
+  return kExitOk;
+}
+
+struct DiffArgs {
+  std::string from, to;
+  bool json = false;
+};
+
+int diff(const Context& ctx, const DiffArgs& args) {
+  auto store = ctx.open_store();
+  for (const auto& f : {args.from, args.to})
+    if (!store->flavor(f)) throw usage_error("unknown flavor '" + f + "' (not in the database)");
+  std::map<std::pair<std::string, std::string>, Cell> before;
+  for (auto& c : store->cells(args.from)) before[{c.key, c.target}] = c;
+  std::map<std::string, std::vector<std::pair<Cell, Cell>>> groups;
+  size_t shared = 0;
+  for (auto& c : store->cells(args.to)) {
+    auto it = before.find({c.key, c.target});
+    if (it == before.end()) continue;
+    ++shared;
+    std::string g = change_group(it->second, c);
+    if (!g.empty()) groups[g].push_back({it->second, c});
+  }
+  if (args.json) {
+    nlohmann::ordered_json out;
+    out["from"] = args.from;
+    out["to"] = args.to;
+    out["shared_cells"] = shared;
+    nlohmann::ordered_json gs = nlohmann::ordered_json::object();
+    for (const auto& name : change_groups()) {
+      if (!groups.count(name)) continue;
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const auto& [a, b] : groups[name])
+        list.push_back({{"key", a.key}, {"target", a.target}, {"from", cell_to_json(a)}, {"to", cell_to_json(b)}});
+      gs[name] = list;
+    }
+    out["groups"] = gs;
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  size_t changed = 0;
+  for (const auto& [name, list] : groups) changed += list.size();
+  std::printf("%s -> %s: %zu of %zu shared cells changed\n", args.from.c_str(), args.to.c_str(), changed, shared);
+  for (const auto& name : change_groups()) {
+    if (!groups.count(name)) continue;
+    std::printf("\n%s (%zu)\n", name.c_str(), groups[name].size());
+    for (const auto& [a, b] : groups[name])
+      std::printf("  %s/%s: %s -> %s\n", a.key.c_str(), a.target.c_str(), brief(a).c_str(), brief(b).c_str());
+  }
+  return kExitOk;
+}
+
+struct CompareArgs {
+  std::string flavor, with;
+};
+
+int compare(const Context& ctx, const CompareArgs& args) {
+  auto store = ctx.open_store();
+  auto row = store->flavor(args.flavor);
+  if (!row || row->origin != Origin::kMeasured) throw usage_error("'" + args.flavor + "' is not a measured column");
+  RockeColumn theirs = parse_rocke(read_file(args.with), args.with);
+  std::map<std::pair<std::string, std::string>, Cell> ours;
+  for (auto& c : store->cells(args.flavor)) ours[{c.key, c.target}] = c;
+  size_t shared = 0, agree = 0;
+  std::map<std::string, std::vector<std::pair<Cell, Cell>>> disagreements;  // "ours -> theirs" -> cells
+  for (const auto& t : theirs.cells) {
+    auto it = ours.find({t.key, t.target});
+    if (it == ours.end()) continue;
+    ++shared;
+    if (it->second.status == t.status) {
+      ++agree;
+      continue;
+    }
+    std::string kind = std::string(status_name(it->second.status)) + " here, " + std::string(status_name(t.status)) + " there";
+    disagreements[kind].push_back({it->second, t});
+  }
+  std::printf("%s (measured here) vs %s (%s, %s)\n", args.flavor.c_str(), args.with.c_str(),
+              theirs.toolchain.value("clang", std::string("?")).c_str(), theirs.flavor.c_str());
+  std::printf("shared cells: %zu; same status: %zu (%.1f%%); different: %zu\n", shared, agree,
+              shared ? 100.0 * static_cast<double>(agree) / static_cast<double>(shared) : 0.0, shared - agree);
+  for (const auto& [kind, list] : disagreements) {
+    std::printf("\n%s (%zu)\n", kind.c_str(), list.size());
+    for (const auto& [a, b] : list)
+      std::printf("  %s/%s [%s | %s]: here %s; there %s\n", a.key.c_str(), a.target.c_str(), a.intrinsic.c_str(),
+                  b.intrinsic.c_str(), brief(a).c_str(), brief(b).c_str());
+  }
+  return shared == agree ? kExitOk : kExitDifferent;
+}
+
+}  // namespace
+
+void add_history(CLI::App& app, Context& context, int& exit_code) {
+  auto h = std::make_shared<HistoryArgs>();
+  CLI::App* hist = app.add_subcommand("history", "A key across flavors: per target, the status in each column and a summary");
+  hist->add_option("key", h->key, "the decl key")->required();
+  hist->add_option("--target", h->targets, "only these targets (repeatable)");
+  hist->add_flag("--json", h->json, "print JSON");
+  hist->callback([&context, &exit_code, h] { exit_code = history(context, *h); });
+
+  auto d = std::make_shared<DiffArgs>();
+  CLI::App* df = app.add_subcommand("diff", "The cells that changed between two columns, grouped, with both evidences");
+  df->add_option("from", d->from, "the earlier column, e.g. llvm22")->required();
+  df->add_option("to", d->to, "the later column, e.g. llvm23 (or an imported one, rocke-v1:llvm22)")->required();
+  df->add_flag("--json", d->json, "print JSON");
+  df->callback([&context, &exit_code, d] { exit_code = diff(context, *d); });
+
+  auto c = std::make_shared<CompareArgs>();
+  CLI::App* cmp = app.add_subcommand(
+      "compare", "Agreement of a measured column with a peer's rocke-v1 file on shared cells, and every disagreement "
+                 "with both evidences (exit 1 if any)");
+  cmp->add_option("--flavor", c->flavor, "the measured column")->required();
+  cmp->add_option("--with", c->with, "the rocke-v1 file")->required();
+  cmp->callback([&context, &exit_code, c] { exit_code = compare(context, *c); });
+}
+
+}  // namespace archdb::cli

@@ -1,0 +1,124 @@
+// db/history.cpp — see history.h.
+#include "db/history.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace archdb {
+namespace {
+
+enum class Kind { kOk, kNo, kUnknown };
+
+Kind kind_of(const Cell* c) {
+  if (!c) return Kind::kUnknown;
+  if (c->status == Status::kOk) return Kind::kOk;
+  return is_answer(c->status) ? Kind::kNo : Kind::kUnknown;
+}
+
+std::string reason(const Cell* c) { return c ? std::string(status_name(c->status)) : "not measured"; }
+
+int major_of(const std::string& flavor) {
+  size_t colon = flavor.rfind(':');
+  std::string f = colon == std::string::npos ? flavor : flavor.substr(colon + 1);
+  return f.size() > 4 ? std::atoi(f.c_str() + 4) : 0;
+}
+
+}  // namespace
+
+bool flavor_before(const std::string& a, const std::string& b) {
+  bool ia = a.find(':') != std::string::npos, ib = b.find(':') != std::string::npos;
+  if (ia != ib) return !ia;
+  if (major_of(a) != major_of(b)) return major_of(a) < major_of(b);
+  return a < b;
+}
+
+std::string history_summary(const std::vector<FlavorCell>& cells) {
+  // Statements over measured flavors in order: runs of the same kind, where a run of unknowns between two
+  // runs of the same answer joins them ("ok since llvm19 (llvm20: not measured)").
+  struct Statement {
+    Kind kind;
+    std::string first, last;
+    std::vector<std::string> reasons, gaps;
+  };
+  auto add_reason = [](std::vector<std::string>& v, const std::string& r) {
+    if (std::find(v.begin(), v.end(), r) == v.end()) v.push_back(r);
+  };
+  std::vector<Statement> runs;
+  for (const auto& fc : cells) {
+    if (fc.imported) continue;
+    Kind k = kind_of(fc.cell);
+    if (runs.empty() || runs.back().kind != k) runs.push_back({k, fc.flavor, fc.flavor, {}, {}});
+    runs.back().last = fc.flavor;
+    add_reason(runs.back().reasons, reason(fc.cell));
+  }
+  if (runs.empty()) return "no columns";
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  auto span = [](const Statement& r) { return r.first == r.last ? r.first : r.first + " to " + r.last; };
+  std::vector<Statement> statements;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const Statement& r = runs[i];
+    bool joins = r.kind == Kind::kUnknown && !statements.empty() && statements.back().kind != Kind::kUnknown &&
+                 i + 1 < runs.size() && runs[i + 1].kind == statements.back().kind;
+    if (!joins) {
+      statements.push_back(r);
+      continue;
+    }
+    Statement& s = statements.back();
+    s.gaps.push_back(span(r) + ": " + join(r.reasons));
+    s.last = runs[i + 1].last;
+    for (const auto& x : runs[i + 1].reasons) add_reason(s.reasons, x);
+    ++i;
+  }
+  std::string out;
+  Kind last_answer = Kind::kUnknown;
+  for (size_t i = 0; i < statements.size(); ++i) {
+    const Statement& st = statements[i];
+    std::string part;
+    switch (st.kind) {
+      case Kind::kUnknown:
+        if (i == 0) part = i + 1 == statements.size() ? "unknown" : "unknown before " + statements[i + 1].first;
+        else part = "unknown in " + span(st);
+        part += " (" + join(st.reasons) + ")";
+        break;
+      case Kind::kOk: part = "ok since " + st.first; break;
+      case Kind::kNo:
+        part = (last_answer == Kind::kOk ? "removed in " + st.first : "not lowered in " + span(st)) + " (" +
+               join(st.reasons) + ")";
+        break;
+    }
+    for (const auto& g : st.gaps) part += " (" + g + ")";
+    if (st.kind != Kind::kUnknown) last_answer = st.kind;
+    out += (out.empty() ? "" : "; ") + part;
+  }
+  return out;
+}
+
+const std::vector<std::string>& change_groups() {
+  static const std::vector<std::string> kGroups = {
+      "became ok",    "became absent", "name appeared",    "name vanished", "crash appeared",
+      "crash fixed",  "target appeared", "target vanished", "lowering changed", "other"};
+  return kGroups;
+}
+
+std::string change_group(const Cell& from, const Cell& to) {
+  if (from.status == to.status) {
+    if (from.status == Status::kOk && (from.lowered_to != to.lowered_to || from.imm != to.imm))
+      return "lowering changed";
+    return "";
+  }
+  if (from.status == Status::kTargetUnsupported) return "target appeared";
+  if (to.status == Status::kTargetUnsupported) return "target vanished";
+  if (from.status == Status::kNameAbsent) return "name appeared";
+  if (to.status == Status::kNameAbsent) return "name vanished";
+  if (to.status == Status::kToolchainCrash || to.status == Status::kToolchainTimeout) return "crash appeared";
+  if (from.status == Status::kToolchainCrash || from.status == Status::kToolchainTimeout) return "crash fixed";
+  if (to.status == Status::kOk) return "became ok";
+  if (from.status == Status::kOk) return "became absent";
+  return "other";
+}
+
+}  // namespace archdb

@@ -1,0 +1,141 @@
+// tests/history_test.cpp — reading across flavors: history summaries (non-answers stay unknowns), diff
+// groups, and rocKE's column format (the peer's three files import; ours round-trips; bad files refused).
+#include <gtest/gtest.h>
+
+#include "db/history.h"
+#include "db/rocke.h"
+#include "support/error.h"
+#include "test_support.h"
+
+namespace archdb {
+namespace {
+namespace fs = std::filesystem;
+
+Cell cell(Status s, const std::string& evidence = "why") {
+  Cell c;
+  c.key = "k";
+  c.target = "gfx90a";
+  c.status = s;
+  c.intrinsic = "llvm.amdgcn.k";
+  if (s != Status::kOk) c.evidence = evidence;
+  return c;
+}
+
+std::string summary(const std::vector<std::pair<std::string, const Cell*>>& seq) {
+  std::vector<FlavorCell> row;
+  for (const auto& [f, c] : seq) row.push_back({f, false, c});
+  return history_summary(row);
+}
+
+TEST(History, SummariesInTheMannerOfBrowserCompatData) {
+  Cell ok = cell(Status::kOk), absent = cell(Status::kArchAbsent), name = cell(Status::kNameAbsent),
+       unsupported = cell(Status::kTargetUnsupported), crash = cell(Status::kToolchainCrash);
+  EXPECT_EQ(summary({{"llvm21", &name}, {"llvm22", &ok}, {"llvm23", &ok}}),
+            "not lowered in llvm21 (name_absent); ok since llvm22");
+  EXPECT_EQ(summary({{"llvm22", &ok}, {"llvm23", &name}}), "ok since llvm22; removed in llvm23 (name_absent)");
+  EXPECT_EQ(summary({{"llvm19", &unsupported}, {"llvm21", &ok}}),
+            "unknown before llvm21 (target_unsupported); ok since llvm21");
+  // A crash is no answer: it never turns into "not lowered", and a gap does not split an answer.
+  EXPECT_EQ(summary({{"llvm19", &ok}, {"llvm20", nullptr}, {"llvm21", &ok}}), "ok since llvm19 (llvm20: not measured)");
+  EXPECT_EQ(summary({{"llvm22", &crash}, {"llvm23", &crash}}), "unknown (toolchain_crash)");
+  EXPECT_EQ(summary({{"llvm22", &absent}, {"llvm23", &crash}, {"llvm24", &ok}}),
+            "not lowered in llvm22 (arch_absent); unknown in llvm23 (toolchain_crash); ok since llvm24");
+  // Imported columns are shown, never evidence.
+  std::vector<FlavorCell> row = {{"llvm22", false, &ok}, {"rocke-v1:llvm23", true, &absent}};
+  EXPECT_EQ(history_summary(row), "ok since llvm22");
+}
+
+TEST(History, FlavorsSortByMajorImportedLast) {
+  std::vector<std::string> f = {"rocke-v1:llvm20", "llvm22", "llvm9", "llvm19"};
+  std::sort(f.begin(), f.end(), flavor_before);
+  EXPECT_EQ(f, (std::vector<std::string>{"llvm9", "llvm19", "llvm22", "rocke-v1:llvm20"}));
+}
+
+TEST(Diff, ChangesAreGroupedByHow) {
+  Cell ok = cell(Status::kOk), absent = cell(Status::kArchAbsent), name = cell(Status::kNameAbsent),
+       unsupported = cell(Status::kTargetUnsupported), crash = cell(Status::kToolchainCrash);
+  EXPECT_EQ(change_group(absent, ok), "became ok");
+  EXPECT_EQ(change_group(ok, absent), "became absent");
+  EXPECT_EQ(change_group(name, ok), "name appeared");
+  EXPECT_EQ(change_group(ok, name), "name vanished");
+  EXPECT_EQ(change_group(absent, crash), "crash appeared");
+  EXPECT_EQ(change_group(crash, absent), "crash fixed");
+  EXPECT_EQ(change_group(unsupported, ok), "target appeared");
+  Cell lowered = ok;
+  lowered.lowered_to = {"v_new"};
+  EXPECT_EQ(change_group(ok, lowered), "lowering changed");
+  EXPECT_EQ(change_group(ok, ok), "");
+}
+
+fs::path rocke_dir() { return test::source_dir() / ".." / "shared" / "reference" / "rocke-columns"; }
+
+TEST(Rocke, ThePeersThreeFilesImport) {
+  if (!fs::exists(rocke_dir())) GTEST_SKIP() << "rocKE reference columns not found at " << rocke_dir();
+  for (const char* flavor : {"llvm20", "llvm22", "llvm23"}) {
+    fs::path file = rocke_dir() / (std::string("intrinsic_arch_domain.") + flavor + ".json");
+    RockeColumn col = parse_rocke(test::read(file), file.string());
+    EXPECT_EQ(col.flavor, flavor);
+    EXPECT_EQ(col.arches.size(), 7u);
+    EXPECT_EQ(col.cells.size(), 167u * 7u) << flavor;
+    for (const auto& c : col.cells) EXPECT_TRUE(c.status == Status::kOk || !c.evidence.empty()) << c.key;
+  }
+}
+
+TEST(Rocke, MalformedAndMislabelledFilesAreRefused) {
+  auto error_of = [](const std::string& text) -> std::string {
+    try {
+      parse_rocke(text, "peer.json");
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), kExitBadInput);
+      return e.what();
+    }
+    return "";
+  };
+  std::string good = R"({"schema": "rocke.intrinsic_arch_domain/v1",
+    "toolchain": {"flavor": "llvm22", "arches": ["gfx90a", "gfx942"]},
+    "keys": {"a.b": {"gfx90a": {"status": "ok", "verified_on": "llvm22"},
+                     "gfx942": {"status": "arch_absent", "verified_on": "llvm22", "evidence": "Cannot select"}}},
+    "canonical": {"a.b": "llvm.amdgcn.a.b"}})";
+  EXPECT_EQ(error_of(good), "");
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = good;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  EXPECT_NE(error_of("{oops").find("peer.json: invalid JSON"), std::string::npos);
+  EXPECT_NE(error_of(with("rocke.intrinsic_arch_domain/v1", "other/v9")).find("schema is 'other/v9'"), std::string::npos);
+  EXPECT_NE(error_of(with("\"verified_on\": \"llvm22\", \"evidence\"", "\"verified_on\": \"llvm23\", \"evidence\""))
+                .find("verified on 'llvm23' but the file is labelled llvm22 (mislabelled)"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("\"arch_absent\"", "\"maybe\"")).find("unknown status 'maybe'"), std::string::npos);
+  EXPECT_NE(error_of(with("\"gfx942\": {\"status\"", "\"gfx950\": {\"status\"")).find("arch not in toolchain.arches"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("[\"gfx90a\", \"gfx942\"]", "[\"gfx90a\", \"gfx942\", \"gfx950\"]"))
+                .find("lacks cells for some of toolchain.arches"),
+            std::string::npos);
+}
+
+TEST(Rocke, ExportThenImportRoundTrips) {
+  Column c;
+  c.provenance.flavor = "llvm22";
+  c.provenance.llvm_version = "22.1.8";
+  c.provenance.identity = "Test LLVM version 22.1.8";
+  c.provenance.targets = {"gfx90a", "gfx942"};
+  c.cells = {cell(Status::kOk), cell(Status::kArchAbsent, "LLVM ERROR: Cannot select")};
+  c.cells[1].target = "gfx942";
+  c.cells[0].imm = 1;
+  c.sort();
+  c.recount();
+  std::string text = render_rocke(c);
+  RockeColumn back = parse_rocke(text, "exported.json");
+  ASSERT_EQ(back.cells.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back.cells[i].status, c.cells[i].status);
+    EXPECT_EQ(back.cells[i].evidence, c.cells[i].evidence);
+    EXPECT_EQ(back.cells[i].imm, c.cells[i].imm);
+    EXPECT_EQ(back.cells[i].intrinsic, c.cells[i].intrinsic);
+  }
+}
+
+}  // namespace
+}  // namespace archdb
