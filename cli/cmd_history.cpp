@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/key_cells.h"
 #include "cli/table.h"
 #include "db/history.h"
 #include "db/rocke.h"
@@ -14,11 +15,6 @@
 namespace archdb::cli {
 namespace {
 
-std::vector<FlavorRow> ordered_flavors(const Store& store) {
-  std::vector<FlavorRow> rows = store.flavors();
-  std::sort(rows.begin(), rows.end(), [](const FlavorRow& a, const FlavorRow& b) { return flavor_before(a.name, b.name); });
-  return rows;
-}
 
 std::string brief(const Cell& c) {
   if (c.status == Status::kOk) {
@@ -38,24 +34,9 @@ struct HistoryArgs {
 
 int history(const Context& ctx, const HistoryArgs& args) {
   auto store = ctx.open_store();
-  std::vector<FlavorRow> flavors = ordered_flavors(*store);
-  std::map<std::string, std::map<std::string, Cell>> cells;  // flavor -> target -> cell
-  std::set<std::string> targets_seen;
-  for (const auto& f : flavors)
-    for (auto& c : store->cells_for_key(f.name, args.key)) {
-      targets_seen.insert(c.target);
-      cells[f.name][c.target] = c;
-    }
-  if (targets_seen.empty()) {
-    if (!ctx.load_catalog().find(args.key)) throw usage_error("unknown key '" + args.key + "'");
-    throw usage_error("key '" + args.key + "' has no cells in any column yet");
-  }
-  std::vector<std::string> order;
-  for (const auto& t : ctx.load_targets().names)
-    if (targets_seen.count(t)) order.push_back(t);
-  for (const auto& t : args.targets)
-    if (std::find(order.begin(), order.end(), t) == order.end()) throw usage_error("unknown target '" + t + "'");
-  if (!args.targets.empty()) order = args.targets;
+  KeyCells kc = gather_key_cells(ctx, *store, args.key, {}, args.targets);
+  const auto& flavors = kc.flavors;
+  const auto& order = kc.targets;
 
   auto row_for = [&](const std::string& target) {
     std::vector<FlavorCell> row;
@@ -63,8 +44,7 @@ int history(const Context& ctx, const HistoryArgs& args) {
       FlavorCell fc;
       fc.flavor = f.name;
       fc.imported = f.origin == Origin::kImported;
-      auto it = cells[f.name].find(target);
-      fc.cell = it == cells[f.name].end() ? nullptr : &it->second;
+      fc.cell = kc.find(f.name, target);
       row.push_back(fc);
     }
     return row;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "cli/commands.h"
+#include "cli/key_cells.h"
 #include "cli/table.h"
 #include "support/error.h"
 
@@ -30,42 +31,9 @@ std::string detail(const Cell& c) {
 
 int query(const Context& ctx, const QueryArgs& args) {
   auto store = ctx.open_store();
-  std::vector<FlavorRow> rows = store->flavors();
-  std::set<std::string> wanted(args.flavors.begin(), args.flavors.end());
-  for (const auto& f : args.flavors) {
-    bool found = false;
-    for (const auto& r : rows) found |= r.name == f;
-    if (!found) throw usage_error("unknown flavor '" + f + "' (not in the database; see `archdb coverage`)");
-  }
-  std::vector<FlavorRow> flavors;
-  for (const auto& r : rows)
-    if (wanted.empty() || wanted.count(r.name)) flavors.push_back(r);
-
-  std::map<std::string, std::map<std::string, Cell>> cells;  // flavor -> target -> cell
-  std::set<std::string> targets_seen;
-  for (const auto& f : flavors)
-    for (auto& c : store->cells_for_key(f.name, args.key)) {
-      targets_seen.insert(c.target);
-      cells[f.name][c.target] = c;
-    }
-  if (targets_seen.empty()) {
-    Catalog catalog = ctx.load_catalog();
-    std::string near;
-    for (const auto& k : catalog.keys())
-      if (k.find(args.key) != std::string::npos) near += (near.empty() ? "" : ", ") + k;
-    if (!catalog.find(args.key))
-      throw usage_error("unknown key '" + args.key + "'" + (near.empty() ? "" : " (did you mean: " + near + ")"));
-    throw usage_error("key '" + args.key + "' has no cells in the database yet (run `archdb regen`)");
-  }
-  // Targets in the wired order, then any other a column holds.
-  std::vector<std::string> order;
-  for (const auto& t : ctx.load_targets().names)
-    if (targets_seen.count(t)) order.push_back(t);
-  for (const auto& t : targets_seen)
-    if (std::find(order.begin(), order.end(), t) == order.end()) order.push_back(t);
-  for (const auto& t : args.targets)
-    if (!targets_seen.count(t)) throw usage_error("unknown target '" + t + "' for key '" + args.key + "'");
-  if (!args.targets.empty()) order = args.targets;
+  KeyCells kc = gather_key_cells(ctx, *store, args.key, args.flavors, args.targets);
+  const auto& flavors = kc.flavors;
+  const auto& order = kc.targets;
 
   if (args.json) {
     nlohmann::ordered_json out;
@@ -75,10 +43,8 @@ int query(const Context& ctx, const QueryArgs& args) {
       nlohmann::ordered_json col;
       col["origin"] = std::string(origin_name(f.origin));
       nlohmann::ordered_json ts = nlohmann::ordered_json::object();
-      for (const auto& t : order) {
-        auto it = cells[f.name].find(t);
-        if (it != cells[f.name].end()) ts[t] = cell_to_json(it->second);
-      }
+      for (const auto& t : order)
+        if (const Cell* c = kc.find(f.name, t)) ts[t] = cell_to_json(*c);
       col["cells"] = ts;
       fl[f.name] = col;
     }
@@ -93,22 +59,20 @@ int query(const Context& ctx, const QueryArgs& args) {
   for (const auto& t : order) {
     std::vector<std::string> row = {t};
     for (const auto& f : flavors) {
-      auto it = cells[f.name].find(t);
-      row.push_back(it == cells[f.name].end() ? "-" : std::string(status_name(it->second.status)));
+      const Cell* c = kc.find(f.name, t);
+      row.push_back(c ? std::string(status_name(c->status)) : "-");
     }
     table.add(row);
   }
   std::printf("%s\n\n%s\n", args.key.c_str(), table.render().c_str());
   for (const auto& f : flavors) {
-    if (cells[f.name].empty()) continue;
+    auto column = kc.cells.find(f.name);
+    if (column == kc.cells.end() || column->second.empty()) continue;
     std::printf("%s%s: %s\n", f.name.c_str(), f.origin == Origin::kImported ? " (imported, not measured here)" : "",
-                cells[f.name].begin()->second.intrinsic.c_str());
+                column->second.begin()->second.intrinsic.c_str());
     Table details({"  target", "status", "lowered to / evidence"});
-    for (const auto& t : order) {
-      auto it = cells[f.name].find(t);
-      if (it == cells[f.name].end()) continue;
-      details.add({"  " + t, std::string(status_name(it->second.status)), detail(it->second)});
-    }
+    for (const auto& t : order)
+      if (const Cell* c = kc.find(f.name, t)) details.add({"  " + t, std::string(status_name(c->status)), detail(*c)});
     std::printf("%s\n", details.render().c_str());
   }
   return kExitOk;

@@ -167,7 +167,6 @@ void WorkerPool::spawn() {
   w->err_fd = err_fd;
   w->last_activity = Clock::now();
   live_.push_back(std::move(w));
-  ++spawned_;
 }
 
 void WorkerPool::assign(Worker& w, Job job) {
@@ -213,7 +212,6 @@ void WorkerPool::finish_dead_job(Worker& w, const Callbacks& callbacks, int stat
     if (end.how == "retired") {
       pending_.push_front(std::move(job));
     } else {
-      ++deaths_;
       callbacks.on_end(job, end);
     }
   }

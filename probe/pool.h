@@ -45,8 +45,6 @@ class WorkerPool {
   static void run_together(const std::vector<std::pair<WorkerPool*, const Callbacks*>>& pools);
   bool busy() const;
   int workers() const { return workers_; }
-  int deaths() const { return deaths_; }
-  int spawned() const { return spawned_; }
 
  private:
   struct Worker;
@@ -66,8 +64,6 @@ class WorkerPool {
   std::optional<Job> warm_up_;
   int spares_ = 0;
   std::vector<std::unique_ptr<Worker>> live_;
-  int deaths_ = 0;
-  int spawned_ = 0;
 };
 
 }  // namespace archdb
