@@ -359,8 +359,6 @@ class ProbeRun {
     return attempts_[ci.target][ci.function];
   }
 
-  // Runs compile jobs for `ids` (grouped by target, batched) on `workers` workers until every item has
-  // either a report or a death attributed to it.
   // Submits compile jobs for `ids` to `pool`, grouped by target in batches, targets interleaved so that
   // every worker has work from the start.
   void submit_compile_jobs(WorkerPool& pool, const std::vector<int>& ids, size_t batch) {
@@ -777,9 +775,8 @@ class ProbeRun {
   std::map<std::pair<size_t, std::string>, std::pair<int64_t, std::string>> sweep_solution_;
   std::map<std::pair<size_t, std::string>, std::vector<int64_t>> tried_values_;
   std::string hang_function_;
-  bool emitting_objects_ = false;
-  std::set<std::pair<std::string, std::string>> baselines_submitted_;  // (target, baseline function)  // compile jobs submitted now write objects (see object_phase)
-  std::map<std::pair<std::string, std::string>, Attempt> objects_;  // (target, function) -> object attempt
+  bool emitting_objects_ = false;  // compile jobs submitted now write objects (see object_phase)
+  std::set<std::pair<std::string, std::string>> baselines_submitted_;  // (target, baseline function)
   ProbeStats stats_;
   int planned_ = 0, done_ = 0;
   const char* phase_ = "probing";
