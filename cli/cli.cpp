@@ -23,6 +23,7 @@ constexpr const char* kFooter = R"(Exit codes:
   0  success
   1  a check found differences (regen --check, coverage, compare)
   2  usage: bad flag, unknown flavor, target or key
+     (check: 0 cleared, 1 refused or manifest drift, 2 unvalidated, 3 any error)
   3  bad input: malformed catalog, corrupt data file, corrupt or foreign database
   4  the probe could not measure (probe_error cells, or a flavor this build does not link)
   5  internal error
@@ -74,12 +75,19 @@ int run(int argc, char** argv) {
   add_runs(app, context, exit_code);
   add_intrinsic(app, context, exit_code);
   add_bench(app, context, exit_code);
+  add_check(app, context, exit_code);
+  add_serve(app, context, exit_code);
+  add_code_object(app, context, exit_code);
+  add_wgrad(app, context, exit_code);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    // For `check`, 2 means unvalidated; its usage errors are 3 like its other errors.
+    bool checking = false;
+    for (const CLI::App* sub : app.get_subcommands()) checking |= sub->get_name() == "check";
+    return code == 0 ? kExitOk : checking ? kExitBadInput : kExitUsage;
   } catch (const Error& e) {
     std::fprintf(stderr, "archdb: %s\n", e.what());
     return e.code();

@@ -1,5 +1,8 @@
-// cli/cmd_bench.cpp — `archdb bench`: see bench/bench.h.
+// cli/cmd_bench.cpp — `archdb bench` (bench/bench.h) and `archdb bench-check` (bench/check_bench.h).
+#include <filesystem>
+
 #include "bench/bench.h"
+#include "bench/check_bench.h"
 #include "cli/commands.h"
 #include "probe/toolchain.h"
 #include "support/error.h"
@@ -26,6 +29,23 @@ void add_bench(CLI::App& app, Context& context, int& exit_code) {
     TargetList wired = context.load_targets();
     opts->targets = select_scope(catalog, wired, "", *targets).targets;
     exit_code = run_bench(catalog, *opts);
+  });
+
+  auto check = std::make_shared<CheckBenchOptions>();
+  CLI::App* bc = app.add_subcommand("bench-check", "Benchmark: checking one kernel's IR against the database");
+  bc->add_option("ir", check->ir, "the kernel's IR (.ll or .bc)")->required();
+  bc->add_option("--target", check->target, "target")->required();
+  bc->add_option("--flavor", check->flavor, "flavor")->required();
+  bc->add_option("--repeat", check->repeat, "repetitions (the whole-process figure runs a tenth as many)")->default_val(200);
+  bc->callback([&context, &exit_code, check] {
+    context.open_store();  // brings the database up to date with data/ first
+    check->db = context.db;
+    check->data = context.data;
+    check->catalog = context.catalog;
+    check->targets_file = context.targets_file;
+    std::error_code ec;
+    check->archdb = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    exit_code = run_check_bench(*check);
   });
 }
 

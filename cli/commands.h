@@ -16,6 +16,10 @@ void add_history(CLI::App& app, Context& context, int& exit_code);  // history, 
 void add_runs(CLI::App& app, Context& context, int& exit_code);
 void add_intrinsic(CLI::App& app, Context& context, int& exit_code);
 void add_bench(CLI::App& app, Context& context, int& exit_code);
+void add_check(CLI::App& app, Context& context, int& exit_code);
+void add_serve(CLI::App& app, Context& context, int& exit_code);  // the HTTP service
+void add_code_object(CLI::App& app, Context& context, int& exit_code);
+void add_wgrad(CLI::App& app, Context& context, int& exit_code);  // the bundled wgrad kernels on the CPU
 
 // Shared by regen and bench: the catalog entries and targets a measurement covers.
 struct Scope {

@@ -2,6 +2,8 @@
 #include "cli/context.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 namespace archdb::cli {
 
@@ -10,12 +12,34 @@ std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? v : fallback;
 }
+
+// An installed archdb (`cmake --install`) finds its catalog and columns in <prefix>/share/archdb, next to
+// <prefix>/bin/archdb; a build-tree archdb uses the checkout it was built from.
+std::string installed_share_dir() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "";
+  std::filesystem::path share = exe.parent_path().parent_path() / "share" / "archdb";
+  return std::filesystem::exists(share / "schema" / "catalog.txt", ec) ? share.string() : "";
+}
+
+std::string user_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return std::string(xdg) + "/archdb";
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/archdb";
+  return "/tmp/archdb-cache";
+}
 }  // namespace
 
 Context Context::with_defaults() {
   Context c;
-  const std::string source = ARCHDB_SOURCE_DIR;
-  c.db = env_or("ARCHDB_DB", std::string(ARCHDB_BINARY_DIR) + "/archdb.sqlite");
+  const std::string installed = installed_share_dir();
+  const std::string source = installed.empty() ? ARCHDB_SOURCE_DIR : installed;
+  const std::string db_dir = installed.empty() ? ARCHDB_BINARY_DIR : user_cache_dir();
+  if (!installed.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(db_dir, ec);  // opening the store reports a failure with the path
+  }
+  c.db = env_or("ARCHDB_DB", db_dir + "/archdb.sqlite");
   c.data = env_or("ARCHDB_DATA", source + "/data");
   c.catalog = source + "/schema/catalog.txt";
   c.targets_file = source + "/schema/targets.txt";

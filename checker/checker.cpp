@@ -1,0 +1,261 @@
+// checker/checker.cpp — verdicts from measured columns. The rule: refused when anything the kernel uses is
+// answered "no" on the target (name_absent, signature_mismatch, arch_absent); otherwise unvalidated when
+// anything is not answered (no column, no cell, not in the catalog, a crash, a timeout, an unknown
+// processor); cleared only when every use is answered ok.
+#include "checker/checker.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <regex>
+
+#include "support/error.h"
+
+extern char** environ;
+
+namespace archdb {
+
+std::string_view verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::kCleared: return "cleared";
+    case Verdict::kRefused: return "refused";
+    case Verdict::kUnvalidated: return "unvalidated";
+  }
+  return "unvalidated";
+}
+
+namespace {
+
+// Refused outranks unvalidated outranks cleared: one "no" decides, one unknown withholds a "yes".
+int severity(Verdict v) { return v == Verdict::kRefused ? 2 : v == Verdict::kUnvalidated ? 1 : 0; }
+
+Verdict verdict_of(Status s) {
+  if (s == Status::kOk) return Verdict::kCleared;
+  return is_answer(s) ? Verdict::kRefused : Verdict::kUnvalidated;
+}
+
+CheckItem item_from_cell(const Cell& cell) {
+  CheckItem item;
+  item.intrinsic = cell.intrinsic;
+  item.key = cell.key;
+  item.status = std::string(status_name(cell.status));
+  item.evidence = cell.evidence;
+  if (cell.status == Status::kOk && !cell.mc_check.empty()) item.evidence = "MC cross-check: " + cell.mc_check;
+  item.lowered_to = cell.lowered_to;
+  item.source = "measured";
+  item.verdict = verdict_of(cell.status);
+  return item;
+}
+
+CheckItem no_answer(std::string intrinsic, std::string key, std::string why) {
+  CheckItem item;
+  item.intrinsic = std::move(intrinsic);
+  item.key = std::move(key);
+  item.status = "no_answer";
+  item.evidence = std::move(why);
+  item.source = "none";
+  item.verdict = Verdict::kUnvalidated;
+  return item;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+}  // namespace
+
+ColumnIndex ColumnIndex::load(const Store& store, const std::string& flavor) {
+  ColumnIndex index;
+  index.flavor = flavor;
+  std::optional<FlavorRow> row = store.flavor(flavor);
+  index.why_no_cells = "no measured column for " + flavor;
+  if (row && row->origin == Origin::kDescriptor)
+    index.why_no_cells = flavor + " has a descriptor but no measured cells (measure it where its toolchain is)";
+  if (!row || row->origin != Origin::kMeasured) return index;  // imported columns are never evidence
+  for (Cell& cell : store.cells(flavor)) {
+    index.has_cells = true;
+    auto& keys = index.keys_by_intrinsic[cell.intrinsic];
+    if (std::find(keys.begin(), keys.end(), cell.key) == keys.end()) keys.push_back(cell.key);
+    std::pair<std::string, std::string> at{cell.key, cell.target};
+    index.cells.emplace(std::move(at), std::move(cell));
+  }
+  return index;
+}
+
+Checker::Checker(const Store& store, Catalog catalog, TargetList targets)
+    : store_(store), catalog_(std::move(catalog)), targets_(std::move(targets)) {}
+
+CheckResult Checker::check(const CheckRequest& request) const {
+  if (!is_valid_flavor(request.flavor))
+    throw usage_error("unknown flavor '" + request.flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
+  return check(request, ColumnIndex::load(store_, request.flavor));
+}
+
+CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& column) const {
+  if (!is_valid_flavor(request.flavor))
+    throw usage_error("unknown flavor '" + request.flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
+  if (!targets_.contains(request.target))
+    throw usage_error("unknown target '" + request.target + "' (wired targets: " + join(targets_.names, ", ") + ")");
+  for (const std::string& key : request.keys)
+    if (!catalog_.find(key)) throw usage_error("unknown key '" + key + "' (not in " + catalog_.path + ")");
+  if (request.keys.empty() && request.intrinsics.empty() && request.generic_intrinsics.empty())
+    throw usage_error("nothing to check: no keys and no intrinsics");
+
+  CheckResult result;
+  result.subject = request.subject;
+  result.target = request.target;
+  result.flavor = request.flavor;
+  result.generic_intrinsics = request.generic_intrinsics;
+  const std::string no_column =
+      column.why_no_cells.empty() ? "no measured column for " + request.flavor : column.why_no_cells;
+
+  auto answer_for_key = [&](const std::string& key, const std::string& intrinsic) {
+    if (!column.has_cells) return no_answer(intrinsic, key, no_column);
+    auto it = column.cells.find({key, request.target});
+    if (it == column.cells.end())
+      return no_answer(intrinsic, key, "no cell for " + key + " on " + request.target + " in " + request.flavor);
+    CheckItem item = item_from_cell(it->second);
+    if (!intrinsic.empty()) item.intrinsic = intrinsic;
+    return item;
+  };
+
+  for (const std::string& key : request.keys) result.items.push_back(answer_for_key(key, ""));
+  for (const std::string& intrinsic : request.intrinsics) {
+    auto keys = column.keys_by_intrinsic.find(intrinsic);
+    if (!column.has_cells) {
+      result.items.push_back(no_answer(intrinsic, "", no_column));
+    } else if (keys == column.keys_by_intrinsic.end()) {
+      result.items.push_back(no_answer(intrinsic, "", "not in the catalog: " + request.flavor + " has no measured cell for it"));
+    } else {
+      // Keys that resolve to one intrinsic pose the same function; should their answers differ, the
+      // most severe one stands.
+      CheckItem chosen;
+      bool first = true;
+      for (const std::string& key : keys->second) {
+        CheckItem item = answer_for_key(key, intrinsic);
+        if (first || severity(item.verdict) > severity(chosen.verdict)) chosen = std::move(item);
+        first = false;
+      }
+      result.items.push_back(std::move(chosen));
+    }
+  }
+
+  result.verdict = Verdict::kCleared;
+  for (const CheckItem& item : result.items)
+    if (severity(item.verdict) > severity(result.verdict)) result.verdict = item.verdict;
+  return result;
+}
+
+std::string CheckResult::headline() const {
+  std::string subject_text = subject.empty() ? "(keys)" : subject;
+  std::string head = std::string(verdict_name(verdict)) + ": " + subject_text + " on " + target + " (" + flavor + ")";
+  if (verdict == Verdict::kCleared) {
+    return head + ": " + std::to_string(items.size()) + (items.size() == 1 ? " intrinsic" : " intrinsics") +
+           ", all ok";
+  }
+  std::vector<const CheckItem*> deciding;
+  for (const CheckItem& item : items)
+    if (item.verdict == verdict) deciding.push_back(&item);
+  const CheckItem& first = *deciding.front();
+  std::string name = first.key.empty() ? first.intrinsic : first.key;
+  std::string line = head + ": " + name + " is " + first.status;
+  if (!first.evidence.empty()) line += " — " + first.evidence;
+  if (deciding.size() > 1) line += " (and " + std::to_string(deciding.size() - 1) + " more)";
+  return line;
+}
+
+nlohmann::ordered_json CheckResult::to_json() const {
+  nlohmann::ordered_json j;
+  j["subject"] = subject;
+  j["target"] = target;
+  j["flavor"] = flavor;
+  j["verdict"] = std::string(verdict_name(verdict));
+  j["message"] = headline();
+  j["items"] = nlohmann::ordered_json::array();
+  for (const CheckItem& item : items) {
+    nlohmann::ordered_json i;
+    i["intrinsic"] = item.intrinsic;
+    i["key"] = item.key;
+    i["status"] = item.status;
+    i["verdict"] = std::string(verdict_name(item.verdict));
+    i["source"] = item.source;
+    if (!item.evidence.empty()) i["evidence"] = item.evidence;
+    if (!item.lowered_to.empty()) i["lowered_to"] = item.lowered_to;
+    j["items"].push_back(std::move(i));
+  }
+  j["generic_intrinsics"] = generic_intrinsics;
+  return j;
+}
+
+std::vector<std::string> manifest_drift(const std::vector<std::string>& ir_intrinsics,
+                                        const std::vector<std::string>& manifest_keys, const ColumnIndex& column,
+                                        const Catalog& catalog) {
+  std::vector<std::string> drift;
+  for (const std::string& intrinsic : ir_intrinsics) {
+    std::vector<std::string> keys;
+    if (auto it = column.keys_by_intrinsic.find(intrinsic); it != column.keys_by_intrinsic.end()) keys = it->second;
+    for (const CatalogEntry& entry : catalog.entries)
+      if (entry.spec.kind == DeclSpec::Kind::kIntrinsic && !entry.spec.overloaded && entry.spec.name == intrinsic &&
+          std::find(keys.begin(), keys.end(), entry.key) == keys.end())
+        keys.push_back(entry.key);
+    bool listed = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
+      return std::find(manifest_keys.begin(), manifest_keys.end(), k) != manifest_keys.end();
+    });
+    if (listed) continue;
+    drift.push_back(keys.empty() ? intrinsic + " is used but is in no catalog key"
+                                 : intrinsic + " is used but its key " + join(keys, " or ") + " is not in the manifest");
+  }
+  return drift;
+}
+
+std::optional<std::string> flavor_from_version_text(const std::string& text) {
+  static const std::regex version(R"((?:clang|LLVM) version (\d+)\.)");
+  std::smatch m;
+  if (!std::regex_search(text, m, version)) return std::nullopt;
+  return "llvm" + m[1].str();
+}
+
+std::string flavor_of_compiler(const std::string& compiler) {
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0) throw internal_error(std::string("pipe: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[0]);
+  posix_spawn_file_actions_addclose(&actions, pipe_fds[1]);
+  std::string version_flag = "--version";
+  char* argv[] = {const_cast<char*>(compiler.c_str()), version_flag.data(), nullptr};
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, compiler.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(pipe_fds[1]);
+  if (rc != 0) {
+    ::close(pipe_fds[0]);
+    throw usage_error("cannot run compiler '" + compiler + "': " + std::strerror(rc));
+  }
+  std::string out;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(pipe_fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw usage_error("compiler '" + compiler + "' --version failed");
+  std::optional<std::string> flavor = flavor_from_version_text(out);
+  if (!flavor) throw usage_error("compiler '" + compiler + "' --version names no clang or LLVM version");
+  return *flavor;
+}
+
+}  // namespace archdb

@@ -1,0 +1,99 @@
+// checker/checker.h — verdicts: may a kernel that uses these intrinsics (or catalog keys) be built for target
+// T with the compiler of flavor F? Answers come only from measured columns; anything a column does not
+// answer makes the verdict `unvalidated`, never `cleared` and never `refused`. No LLVM here (ir_uses.h reads
+// kernel IR).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "db/column.h"
+#include "db/store.h"
+#include "schema/catalog.h"
+#include "schema/targets.h"
+
+namespace archdb {
+
+enum class Verdict { kCleared, kRefused, kUnvalidated };
+std::string_view verdict_name(Verdict v);
+
+// One column's cells, indexed for checking: a snapshot read in one transaction.
+struct ColumnIndex {
+  std::string flavor;
+  bool has_cells = false;  // false: no column, or a descriptor without cells
+  std::string why_no_cells;  // when !has_cells: said to the user
+  std::map<std::string, std::vector<std::string>> keys_by_intrinsic;  // resolved intrinsic -> catalog keys
+  std::map<std::pair<std::string, std::string>, Cell> cells;          // (key, target) -> cell
+
+  static ColumnIndex load(const Store& store, const std::string& flavor);
+};
+
+// What to check. Exactly one of `keys` or the intrinsic lists is normally filled.
+struct CheckRequest {
+  std::string subject;                          // the kernel (variant) name, for messages; may be empty
+  std::string target;
+  std::string flavor;
+  std::vector<std::string> keys;                // catalog keys (--keys, a manifest)
+  std::vector<std::string> intrinsics;          // target intrinsics an IR module declares or calls
+  std::vector<std::string> generic_intrinsics;  // target-independent ones (llvm.memcpy...): listed, not gated
+};
+
+struct CheckItem {
+  std::string intrinsic;  // as the IR names it (or the cell's resolved intrinsic, for a key)
+  std::string key;        // the catalog key that answered; empty if none
+  std::string status;     // a status name, or "no_answer" when no cell answers
+  std::string evidence;   // the cell's evidence, or why there is no answer
+  std::vector<std::string> lowered_to;
+  std::string source;     // "measured", or "none"
+  Verdict verdict = Verdict::kUnvalidated;
+};
+
+struct CheckResult {
+  std::string subject, target, flavor;
+  Verdict verdict = Verdict::kUnvalidated;
+  std::vector<CheckItem> items;               // one per key / intrinsic, in request order
+  std::vector<std::string> generic_intrinsics;
+
+  // One line a kernel author can act on, e.g. "refused: wgrad_dw7x7_bf16 on gfx1201 (llvm22):
+  // mfma.f32.4x4x4bf16.1k is arch_absent — LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn...".
+  std::string headline() const;
+  nlohmann::ordered_json to_json() const;
+};
+
+class Checker {
+ public:
+  // The catalog and target list give the valid keys and targets; columns come from `store` per flavor.
+  Checker(const Store& store, Catalog catalog, TargetList targets);
+
+  // Throws usage_error for an unknown target, an invalid flavor name, or an unknown key. A well-formed
+  // flavor without a measured column is not an error: the verdict is unvalidated ("no measured column").
+  CheckResult check(const CheckRequest& request) const;
+  // The same against a snapshot the caller holds (the service keeps one per flavor).
+  CheckResult check(const CheckRequest& request, const ColumnIndex& column) const;
+
+  const Catalog& catalog() const { return catalog_; }
+  const TargetList& targets() const { return targets_; }
+
+ private:
+  const Store& store_;
+  Catalog catalog_;
+  TargetList targets_;
+};
+
+// The drift a stale manifest causes: each target intrinsic of compiled IR that no key the manifest lists
+// stands for (per the column's resolved names, else the catalog's plain intrinsic names), as a message.
+std::vector<std::string> manifest_drift(const std::vector<std::string>& ir_intrinsics,
+                                        const std::vector<std::string>& manifest_keys, const ColumnIndex& column,
+                                        const Catalog& catalog);
+
+// "clang version 22.1.8" / "LLVM version 22.1.8" in a compiler's --version text -> "llvm22".
+std::optional<std::string> flavor_from_version_text(const std::string& text);
+// Runs `compiler --version` (no shell) and derives the flavor; throws usage_error naming the compiler.
+std::string flavor_of_compiler(const std::string& compiler);
+
+}  // namespace archdb

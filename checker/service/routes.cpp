@@ -1,0 +1,872 @@
+// checker/service/routes.cpp — the /v1 API and the static page (see routes.h). Handlers read one snapshot
+// each, so everything a response says comes from the same whole columns.
+#include "checker/service/routes.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+
+#include "checker/ir_uses.h"
+#include "checker/service/render.h"
+#include "db/history.h"
+#include "support/error.h"
+#include "support/files.h"
+
+namespace archdb::service {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+unsigned affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<unsigned>(n);
+  }
+  return 1;
+}
+
+namespace {
+
+[[noreturn]] void fail(int status, const std::string& message) { throw HttpError{status, message, ""}; }
+
+std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool contains_ci(const std::string& haystack, const std::string& needle_lower) {
+  return needle_lower.empty() || lower(haystack).find(needle_lower) != std::string::npos;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// application/x-www-form-urlencoded decoding of one query component.
+std::string decode_component(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%') {
+      int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
+      int lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
+      if (hi < 0 || lo < 0) fail(400, "malformed percent-encoding in the query string");
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The query parameters of one request, checked against what its endpoint accepts.
+class Params {
+ public:
+  explicit Params(const std::string& raw) {
+    size_t pos = 0;
+    while (pos <= raw.size() && !raw.empty()) {
+      size_t amp = raw.find('&', pos);
+      std::string part = raw.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+      if (!part.empty()) {
+        size_t eq = part.find('=');
+        std::string name = decode_component(part.substr(0, eq));
+        std::string value = eq == std::string::npos ? "" : decode_component(part.substr(eq + 1));
+        values_[name].push_back(value);
+        order_.push_back(name);
+      }
+      if (amp == std::string::npos) break;
+      pos = amp + 1;
+    }
+  }
+
+  // Refuses parameters the endpoint does not know (naming them) and scalars given twice.
+  void allow(const std::vector<std::string>& scalars, const std::vector<std::string>& lists) const {
+    std::vector<std::string> unknown;
+    for (const auto& name : order_) {
+      bool known = std::count(scalars.begin(), scalars.end(), name) || std::count(lists.begin(), lists.end(), name);
+      if (!known && std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(name);
+    }
+    if (!unknown.empty()) {
+      std::vector<std::string> quoted, all;
+      for (const auto& u : unknown) quoted.push_back("'" + u + "'");
+      all.insert(all.end(), scalars.begin(), scalars.end());
+      all.insert(all.end(), lists.begin(), lists.end());
+      fail(400, std::string(unknown.size() == 1 ? "unknown parameter " : "unknown parameters ") + join(quoted) +
+                    (all.empty() ? " (this endpoint takes none)" : " (this endpoint takes: " + join(all) + ")"));
+    }
+    for (const auto& s : scalars) {
+      auto it = values_.find(s);
+      if (it != values_.end() && it->second.size() > 1) fail(400, "parameter '" + s + "' given more than once");
+    }
+  }
+
+  std::optional<std::string> get(const std::string& name) const {
+    auto it = values_.find(name);
+    if (it == values_.end()) return std::nullopt;
+    return it->second.front();
+  }
+  std::string get_or(const std::string& name, const std::string& fallback) const {
+    auto v = get(name);
+    return v ? *v : fallback;
+  }
+  // A list parameter: repeated, comma-separated, or both; empty pieces dropped.
+  std::vector<std::string> list(const std::string& name) const {
+    std::vector<std::string> out;
+    auto it = values_.find(name);
+    if (it == values_.end()) return out;
+    for (const auto& v : it->second) {
+      size_t pos = 0;
+      while (pos <= v.size()) {
+        size_t comma = v.find(',', pos);
+        std::string piece = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        size_t b = piece.find_first_not_of(" \t"), e = piece.find_last_not_of(" \t");
+        if (b != std::string::npos) out.push_back(piece.substr(b, e - b + 1));
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    }
+    return out;
+  }
+  size_t number(const std::string& name, size_t fallback) const {
+    auto v = get(name);
+    if (!v) return fallback;
+    if (v->empty() || v->size() > 9 || !std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; }))
+      fail(400, "parameter '" + name + "' must be a non-negative integer, not '" + *v + "'");
+    return static_cast<size_t>(std::stoul(*v));
+  }
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> order_;
+};
+
+Reply json_reply(const json& j, const std::shared_ptr<const Snapshot>& snap = nullptr) {
+  Reply r;
+  r.body = j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  if (snap) r.etag = snap->etag;
+  return r;
+}
+
+const FlavorData& need_flavor(const Snapshot& snap, const std::string& name) {
+  if (const FlavorData* f = snap.flavor(name)) return *f;
+  fail(404, "unknown flavor '" + name + "' (the database has: " + join(snap.flavor_names()) + ")");
+}
+
+std::string no_cells_reason(const FlavorData& f) {
+  if (f.row.origin == Origin::kDescriptor)
+    return f.row.name + " is a descriptor: not measured on this host (see data/" + f.row.name + "/column.json)";
+  return f.row.name + " has no cells";
+}
+
+// Targets selected by `targets` and `family` among those a column (or columns) hold.
+std::vector<std::string> select_targets(const std::vector<std::string>& available, const Params& p,
+                                        const std::string& whose) {
+  std::vector<std::string> wanted = p.list("targets"), families = p.list("family");
+  for (const auto& t : wanted)
+    if (std::find(available.begin(), available.end(), t) == available.end())
+      fail(400, "unknown target '" + t + "' for " + whose + " (its targets: " + join(available) + ")");
+  std::set<std::string> known_families;
+  for (const auto& t : available) known_families.insert(target_family(t));
+  for (const auto& f : families)
+    if (!known_families.count(f))
+      fail(400, "unknown target family '" + f + "' for " + whose + " (its families: " +
+                    join(std::vector<std::string>(known_families.begin(), known_families.end())) + ")");
+  std::vector<std::string> out;
+  for (const auto& t : (wanted.empty() ? available : wanted)) {
+    if (!families.empty() && std::find(families.begin(), families.end(), target_family(t)) == families.end()) continue;
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  }
+  return out;
+}
+
+std::set<Status> parse_statuses(const std::vector<std::string>& names) {
+  std::set<Status> out;
+  for (const auto& n : names) {
+    auto s = parse_status(n);
+    if (!s || *s == Status::kProbeError) {
+      std::vector<std::string> valid;
+      for (Status v : storable_statuses()) valid.emplace_back(status_name(v));
+      fail(400, "unknown status '" + n + "' (statuses: " + join(valid) + ")");
+    }
+    out.insert(*s);
+  }
+  return out;
+}
+
+json families_json(const std::vector<std::string>& targets) {
+  json out = json::array();
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> members;
+  for (const auto& t : targets) {
+    std::string f = target_family(t);
+    if (!members.count(f)) order.push_back(f);
+    members[f].push_back(t);
+  }
+  for (const auto& f : order) out.push_back({{"name", f}, {"targets", members[f]}});
+  return out;
+}
+
+std::string unknown_key_message(const Schema& schema, const std::string& key) {
+  if (schema.catalog.find(key)) return "key '" + key + "' has no cells in the database yet (run `archdb regen`)";
+  std::vector<std::string> near;
+  for (const auto& k : schema.catalog.keys())
+    if (k.find(key) != std::string::npos && near.size() < 10) near.push_back(k);
+  return "unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean: " + join(near) + ")");
+}
+
+// Media type without parameters, lower case.
+std::string media_type(const std::string& content_type) {
+  std::string t = lower(content_type.substr(0, content_type.find(';')));
+  size_t b = t.find_first_not_of(" \t"), e = t.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : t.substr(b, e - b + 1);
+}
+
+std::string content_type_for(const std::string& name) {
+  auto ends = [&](const char* ext) {
+    std::string e = ext;
+    return name.size() >= e.size() && name.compare(name.size() - e.size(), e.size(), e) == 0;
+  };
+  if (ends(".html")) return "text/html; charset=utf-8";
+  if (ends(".js")) return "text/javascript; charset=utf-8";
+  if (ends(".css")) return "text/css; charset=utf-8";
+  if (ends(".svg")) return "image/svg+xml";
+  if (ends(".png")) return "image/png";
+  if (ends(".json")) return "application/json";
+  return "application/octet-stream";
+}
+
+struct CheckInput {
+  std::string flavor, subject;
+  std::vector<std::string> targets, keys, intrinsics;
+  std::optional<std::string> ir;
+};
+
+std::vector<std::string> string_array(const nlohmann::json& v, const std::string& field) {
+  if (!v.is_array()) fail(400, "field '" + field + "' must be an array of strings");
+  std::vector<std::string> out;
+  for (const auto& e : v) {
+    if (!e.is_string()) fail(400, "field '" + field + "' must be an array of strings");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Api::Api(SnapshotSource& source, std::shared_ptr<const Schema> schema, const Store& store, Limits limits,
+         const std::string& web_dir)
+    : source_(source),
+      schema_(std::move(schema)),
+      checker_(store, schema_->catalog, schema_->targets),
+      limits_(limits) {
+  compute_free_ = limits_.compute_slots ? limits_.compute_slots : affinity_cpus();
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::path(web_dir) / "index.html", ec))
+    throw usage_error("web folder '" + web_dir + "' has no index.html (give the page's folder with --web DIR)");
+  // The page is a handful of files, read once: a request never opens a file, so no path can reach
+  // outside this folder.
+  for (const auto& entry : fs::directory_iterator(web_dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    WebFile f;
+    f.body = read_file(entry.path());
+    f.content_type = content_type_for(name);
+    f.etag = "\"" + digest_hex(f.body) + "\"";
+    web_["/" + name] = std::move(f);
+  }
+}
+
+void Api::acquire_compute() const {
+  std::unique_lock<std::mutex> lock(compute_mutex_);
+  compute_cv_.wait(lock, [this] { return compute_free_ > 0; });
+  --compute_free_;
+}
+
+void Api::release_compute() const {
+  {
+    std::lock_guard<std::mutex> lock(compute_mutex_);
+    ++compute_free_;
+  }
+  compute_cv_.notify_one();
+}
+
+Reply Api::handle(const Request& request) const {
+  Reply reply;
+  bool cacheable = (request.method == "GET" || request.method == "HEAD") && request.path.rfind("/v1/", 0) == 0 &&
+                   request.path != "/v1/status" && request.path != "/v1/";
+  std::string cache_key, etag;
+  bool cached = false;
+  if (cacheable) {
+    cache_key = request.path + "?" + request.query;
+    etag = source_.current()->etag;
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    auto it = cache_.find(cache_key);
+    if (cache_etag_ == etag && it != cache_.end()) {
+      reply = it->second;
+      cached = true;
+    }
+  }
+  try {
+    if (!cached) reply = route(request);
+  } catch (const HttpError& e) {
+    reply = Reply{};
+    reply.status = e.status;
+    reply.body = error_body(e.status, e.message);
+    reply.allow = e.allow;
+  } catch (const Error& e) {
+    // The checker's usage errors are the client's (unknown target or key); unreadable IR is content the
+    // server understood but cannot process; anything else is ours.
+    int status = e.code() == kExitUsage ? 400 : e.code() == kExitBadInput ? 422 : 500;
+    reply = Reply{};
+    reply.status = status;
+    reply.body = error_body(status, e.what());
+  } catch (const std::exception& e) {
+    reply = Reply{};
+    reply.status = 500;
+    reply.body = error_body(500, std::string("internal error: ") + e.what());
+  }
+  if (cacheable && !cached && reply.status == 200 && reply.etag == etag) {
+    constexpr size_t kCacheBytes = 64u << 20;
+    std::lock_guard<std::mutex> lock(cache_mutex_);
+    if (cache_etag_ != etag) {
+      cache_.clear();
+      cache_bytes_ = 0;
+      cache_etag_ = etag;
+    }
+    if (cache_bytes_ + reply.body.size() + cache_key.size() <= kCacheBytes && cache_.emplace(cache_key, reply).second)
+      cache_bytes_ += reply.body.size() + cache_key.size();
+  }
+  if (reply.status == 200 && !reply.etag.empty() && !request.if_none_match.empty() &&
+      (request.if_none_match == reply.etag || request.if_none_match == "*")) {
+    reply.status = 304;
+    reply.body.clear();
+  }
+  return reply;
+}
+
+Reply Api::route(const Request& r) const {
+  const std::string& path = r.path;
+  if (path == "/v1" || path.rfind("/v1/", 0) == 0) {
+    std::vector<std::string> segments;
+    std::string rest = path.substr(3);
+    if (!rest.empty() && rest.back() == '/') rest.pop_back();
+    size_t pos = 0;
+    while (pos < rest.size()) {
+      size_t next = rest.find('/', pos + 1);
+      segments.push_back(rest.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
+      if (next == std::string::npos) break;
+      pos = next;
+    }
+    for (const auto& s : segments)
+      if (s.empty()) fail(404, "no such endpoint: " + path + " (GET /v1 lists them)");
+    return api(r, segments);
+  }
+  return static_file(r);
+}
+
+Reply Api::api(const Request& r, const std::vector<std::string>& s) const {
+  bool is_get = r.method == "GET" || r.method == "HEAD";
+  auto only_get = [&] {
+    if (!is_get) throw HttpError{405, r.method + " is not allowed on " + r.path + " (use GET)", "GET, HEAD"};
+  };
+  size_t n = s.size();
+  const std::string head = n ? s[0] : "";
+  if (n == 0) return only_get(), index();
+  if (head == "status" && n == 1) return only_get(), status();
+  if (head == "flavors" && n <= 2) return only_get(), flavors(r, n == 2 ? s[1] : "");
+  if (head == "targets" && n == 1) return only_get(), targets(r);
+  if (head == "keys" && n == 1) return only_get(), keys(r);
+  if (head == "cells" && n == 4) return only_get(), cell(r, s[1], s[2], s[3]);
+  if (head == "matrix" && n == 1) return only_get(), matrix(r);
+  if (head == "history" && n == 2) return only_get(), history(r, s[1]);
+  if (head == "diff" && n == 3) return only_get(), diff(r, s[1], s[2]);
+  if (head == "check" && n == 1) {
+    if (r.method != "POST") throw HttpError{405, r.method + " is not allowed on /v1/check (use POST)", "POST"};
+    return check(r);
+  }
+  fail(404, "no such endpoint: " + r.path + " (GET /v1 lists them)");
+}
+
+Reply Api::static_file(const Request& r) const {
+  // Refuse any path that tries to climb out of the page's folder, however it is spelled (the path here is
+  // already percent-decoded, so %2e%2e and %2f arrive as ".." and "/").
+  const std::string& p = r.path;
+  if (p.empty() || p[0] != '/' || p.find('\\') != std::string::npos || p.find('\0') != std::string::npos)
+    fail(400, "refused: malformed path");
+  size_t pos = 0;
+  while (pos < p.size()) {
+    size_t next = p.find('/', pos + 1);
+    std::string seg = p.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+    if (seg == ".." || seg == ".") fail(400, "refused: path traversal ('" + seg + "' in the path)");
+    if (next == std::string::npos) break;
+    pos = next;
+  }
+  if (r.method != "GET" && r.method != "HEAD")
+    throw HttpError{405, r.method + " is not allowed on " + p + " (the page is read-only; use GET)", "GET, HEAD"};
+  auto it = web_.find(p == "/" ? "/index.html" : p);
+  if (it == web_.end()) fail(404, "no such file: " + p + " (the page is at /, the API at /v1)");
+  Reply reply;
+  reply.content_type = it->second.content_type;
+  reply.body = it->second.body;
+  reply.etag = it->second.etag;
+  return reply;
+}
+
+Reply Api::index() const {
+  json j;
+  j["service"] = "archdb";
+  j["version"] = ARCHDB_VERSION;
+  j["api"] = "v1";
+  json e = json::array();
+  auto add = [&](const char* method, const char* path, const char* what) {
+    e.push_back({{"method", method}, {"path", path}, {"description", what}});
+  };
+  add("GET", "/v1/status", "the snapshot served: generation, etag, load time, reload errors");
+  add("GET", "/v1/flavors", "every column with its provenance (column.json) and counts per status");
+  add("GET", "/v1/flavors/{flavor}", "one column");
+  add("GET", "/v1/targets", "targets with their family and the flavors that have cells for them [flavor]");
+  add("GET", "/v1/keys", "decl keys, searchable [q, flavor, limit, offset]");
+  add("GET", "/v1/cells/{flavor}/{key}/{target}", "one cell: status, lowered_to or evidence");
+  add("GET", "/v1/matrix", "keys by targets for a flavor [flavor (required), q, keys, targets, family, status, detail, limit, offset]");
+  add("GET", "/v1/history/{key}", "a key across flavors, per target, with a summary [targets]");
+  add("GET", "/v1/diff/{from}/{to}", "cells that changed between two columns, grouped [group, q, targets, family]");
+  add("POST", "/v1/check", "the checker's verdict for keys, intrinsics or LLVM IR on targets of a flavor");
+  j["endpoints"] = e;
+  return json_reply(j);
+}
+
+Reply Api::status() const {
+  auto snap = source_.current();
+  json j;
+  j["service"] = "archdb";
+  j["version"] = ARCHDB_VERSION;
+  j["generation"] = snap->generation;
+  j["etag"] = snap->etag;
+  j["loaded_at"] = snap->loaded_at;
+  j["flavors"] = snap->flavor_names();
+  std::string err = source_.last_error();
+  j["reload_error"] = err.empty() ? json(nullptr) : json(err);
+  Reply r = json_reply(j);
+  r.cache_control = "no-store";
+  return r;
+}
+
+Reply Api::flavors(const Request& r, const std::string& one) const {
+  Params(r.query).allow({}, {});
+  auto snap = source_.current();
+  if (!one.empty()) return json_reply(flavor_json(need_flavor(*snap, one)), snap);
+  json list = json::array();
+  for (const auto& f : snap->flavors) list.push_back(flavor_json(*f));
+  return json_reply(json{{"flavors", list}}, snap);
+}
+
+Reply Api::targets(const Request& r) const {
+  Params p(r.query);
+  p.allow({"flavor"}, {});
+  auto snap = source_.current();
+  std::vector<std::string> names = schema_->targets.names;
+  if (auto f = p.get("flavor")) {
+    names = need_flavor(*snap, *f).targets;
+  } else {
+    std::set<std::string> extra;
+    for (const auto& fl : snap->flavors)
+      for (const auto& t : fl->targets)
+        if (!schema_->targets.contains(t)) extra.insert(t);
+    names.insert(names.end(), extra.begin(), extra.end());
+  }
+  json list = json::array();
+  for (const auto& t : names) {
+    std::vector<std::string> in;
+    for (const auto& fl : snap->flavors)
+      if (std::find(fl->targets.begin(), fl->targets.end(), t) != fl->targets.end()) in.push_back(fl->row.name);
+    list.push_back({{"name", t}, {"family", target_family(t)}, {"wired", schema_->targets.contains(t)}, {"flavors", in}});
+  }
+  return json_reply(json{{"targets", list}, {"families", families_json(names)}}, snap);
+}
+
+Reply Api::keys(const Request& r) const {
+  Params p(r.query);
+  p.allow({"q", "flavor", "limit", "offset"}, {});
+  auto snap = source_.current();
+  std::string q = lower(p.get_or("q", ""));
+  size_t limit = p.number("limit", static_cast<size_t>(-1)), offset = p.number("offset", 0);
+  const FlavorData* only = nullptr;
+  if (auto f = p.get("flavor")) only = &need_flavor(*snap, *f);
+
+  std::set<std::string> all;
+  if (only) {
+    all.insert(only->keys.begin(), only->keys.end());
+  } else {
+    for (const auto& k : schema_->catalog.keys()) all.insert(k);
+    for (const auto& f : snap->flavors) all.insert(f->keys.begin(), f->keys.end());
+  }
+  json list = json::array();
+  size_t matched = 0;
+  for (const auto& key : all) {
+    const CatalogEntry* entry = schema_->catalog.find(key);
+    std::string spec = entry ? (only ? entry->spec_for(only->row.name) : entry->spec).to_string() : "";
+    std::string intrinsic;
+    if (only) {
+      auto [b, e] = only->key_cells(key);
+      if (b != e) intrinsic = b->intrinsic;
+    }
+    if (!q.empty() && !contains_ci(key, q) && !contains_ci(spec, q) && !contains_ci(intrinsic, q)) continue;
+    if (matched++ < offset || list.size() >= limit) continue;
+    json k;
+    k["key"] = key;
+    k["spec"] = entry ? json(spec) : json(nullptr);
+    k["in_catalog"] = entry != nullptr;
+    if (only) {
+      k["intrinsic"] = intrinsic;
+    } else {
+      std::vector<std::string> in;
+      for (const auto& f : snap->flavors)
+        if (std::binary_search(f->keys.begin(), f->keys.end(), key)) in.push_back(f->row.name);
+      k["flavors"] = in;
+    }
+    list.push_back(std::move(k));
+  }
+  json j;
+  j["total"] = matched;
+  j["offset"] = offset;
+  j["keys"] = list;
+  return json_reply(j, snap);
+}
+
+Reply Api::cell(const Request& r, const std::string& flavor, const std::string& key, const std::string& target) const {
+  Params(r.query).allow({}, {});
+  auto snap = source_.current();
+  const FlavorData& f = need_flavor(*snap, flavor);
+  if (const Cell* c = f.find(key, target)) return json_reply(cell_json(f, *c), snap);
+  if (f.cells.empty()) fail(404, no_cells_reason(f));
+  if (!std::binary_search(f.keys.begin(), f.keys.end(), key))
+    fail(404, unknown_key_message(*schema_, key) + " in " + flavor);
+  fail(404, "no cell for " + key + " on '" + target + "' in " + flavor + " (its targets: " + join(f.targets) + ")");
+}
+
+Reply Api::matrix(const Request& r) const {
+  Params p(r.query);
+  p.allow({"flavor", "q", "detail", "limit", "offset"}, {"keys", "targets", "family", "status"});
+  auto flavor = p.get("flavor");
+  if (!flavor || flavor->empty()) fail(400, "parameter 'flavor' is required (GET /v1/flavors lists them)");
+  auto snap = source_.current();
+  const FlavorData& f = need_flavor(*snap, *flavor);
+  std::vector<std::string> targets = select_targets(f.targets, p, f.row.name);
+  std::string detail = p.get_or("detail", "status");
+  if (detail != "status" && detail != "full") fail(400, "parameter 'detail' is 'status' or 'full', not '" + detail + "'");
+  std::set<Status> statuses = parse_statuses(p.list("status"));
+  std::vector<std::string> wanted_keys = p.list("keys");
+  for (const auto& k : wanted_keys)
+    if (!std::binary_search(f.keys.begin(), f.keys.end(), k)) fail(400, unknown_key_message(*schema_, k) + " in " + f.row.name);
+  std::string q = lower(p.get_or("q", ""));
+  size_t limit = p.number("limit", static_cast<size_t>(-1)), offset = p.number("offset", 0);
+
+  json rows = json::array();
+  std::map<std::string, int> counts;
+  size_t matched = 0;
+  for (const auto& key : f.keys) {
+    if (!wanted_keys.empty() && std::find(wanted_keys.begin(), wanted_keys.end(), key) == wanted_keys.end()) continue;
+    auto [b, e] = f.key_cells(key);
+    std::string intrinsic = b != e ? b->intrinsic : "";
+    if (!q.empty() && !contains_ci(key, q) && !contains_ci(intrinsic, q)) continue;
+    std::vector<const Cell*> row;
+    bool status_hit = statuses.empty();
+    for (const auto& t : targets) {
+      const Cell* c = nullptr;
+      for (const Cell* it = b; it != e; ++it)
+        if (it->target == t) c = it;
+      if (c && statuses.count(c->status)) status_hit = true;
+      row.push_back(c);
+    }
+    if (!status_hit) continue;
+    for (const Cell* c : row)
+      if (c) ++counts[std::string(status_name(c->status))];
+    if (matched++ < offset || rows.size() >= limit) continue;
+    json jr;
+    jr["key"] = key;
+    jr["intrinsic"] = intrinsic;
+    json cells = json::array();
+    for (const Cell* c : row) {
+      if (!c) cells.push_back(nullptr);
+      else if (detail == "full") cells.push_back(cell_to_json(*c));
+      else cells.push_back(std::string(status_name(c->status)));
+    }
+    jr[detail == "full" ? "cells" : "statuses"] = cells;
+    rows.push_back(std::move(jr));
+  }
+  json j;
+  j["flavor"] = f.row.name;
+  j["origin"] = std::string(origin_name(f.row.origin));
+  j["targets"] = targets;
+  j["families"] = families_json(targets);
+  j["total_keys"] = f.keys.size();
+  j["matched_keys"] = matched;
+  j["offset"] = offset;
+  json jc = json::object();
+  for (Status s : storable_statuses()) jc[std::string(status_name(s))] = counts[std::string(status_name(s))];
+  j["counts"] = jc;
+  if (f.cells.empty()) j["note"] = no_cells_reason(f);
+  j["rows"] = rows;
+  return json_reply(j, snap);
+}
+
+Reply Api::history(const Request& r, const std::string& key) const {
+  Params p(r.query);
+  p.allow({}, {"targets"});
+  auto snap = source_.current();
+  // The same document as `archdb history KEY --json`, from the shared history logic (db/history.h).
+  std::set<std::string> seen;
+  for (const auto& f : snap->flavors) {
+    auto [b, e] = f->key_cells(key);
+    for (const Cell* c = b; c != e; ++c) seen.insert(c->target);
+  }
+  if (seen.empty()) fail(404, unknown_key_message(*schema_, key));
+  std::vector<std::string> order;
+  std::vector<std::string> wanted = p.list("targets");
+  for (const auto& t : wanted)
+    if (!seen.count(t)) fail(400, "unknown target '" + t + "' for key '" + key + "'");
+  if (!wanted.empty()) {
+    order = wanted;
+  } else {
+    for (const auto& t : schema_->targets.names)
+      if (seen.count(t)) order.push_back(t);
+    for (const auto& t : seen)
+      if (std::find(order.begin(), order.end(), t) == order.end()) order.push_back(t);
+  }
+  json out;
+  out["key"] = key;
+  json fl = json::array();
+  for (const auto& f : snap->flavors) fl.push_back({{"name", f->row.name}, {"origin", std::string(origin_name(f->row.origin))}});
+  out["flavors"] = fl;
+  json ts = json::object();
+  for (const auto& t : order) {
+    std::vector<FlavorCell> row;
+    json per = json::object();
+    for (const auto& f : snap->flavors) {
+      FlavorCell fc;
+      fc.flavor = f->row.name;
+      fc.imported = f->row.origin == Origin::kImported;
+      fc.cell = f->find(key, t);
+      row.push_back(fc);
+      per[fc.flavor] = fc.cell ? json(cell_to_json(*fc.cell)) : json(nullptr);
+    }
+    ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
+  }
+  out["targets"] = ts;
+  return json_reply(out, snap);
+}
+
+Reply Api::diff(const Request& r, const std::string& from, const std::string& to) const {
+  Params p(r.query);
+  p.allow({"q"}, {"group", "targets", "family"});
+  auto snap = source_.current();
+  const FlavorData& a = need_flavor(*snap, from);
+  const FlavorData& b = need_flavor(*snap, to);
+  std::vector<std::string> groups = p.list("group");
+  for (const auto& g : groups)
+    if (std::find(change_groups().begin(), change_groups().end(), g) == change_groups().end())
+      fail(400, "unknown group '" + g + "' (groups: " + join(change_groups()) + ")");
+  std::vector<std::string> both;
+  for (const auto& t : a.targets)
+    if (std::find(b.targets.begin(), b.targets.end(), t) != b.targets.end()) both.push_back(t);
+  bool target_filter = !p.list("targets").empty() || !p.list("family").empty();
+  std::vector<std::string> targets = target_filter ? select_targets(both, p, from + " and " + to) : both;
+  std::string q = lower(p.get_or("q", ""));
+
+  // The same grouping as `archdb diff FROM TO --json` (change_group in db/history.h).
+  std::map<std::string, std::vector<std::pair<const Cell*, const Cell*>>> changed;
+  size_t shared = 0;
+  for (const Cell& c : b.cells) {
+    if (target_filter && std::find(targets.begin(), targets.end(), c.target) == targets.end()) continue;
+    if (!q.empty() && !contains_ci(c.key, q) && !contains_ci(c.intrinsic, q)) continue;
+    const Cell* before = a.find(c.key, c.target);
+    if (!before) continue;
+    ++shared;
+    std::string g = change_group(*before, c);
+    if (g.empty() || (!groups.empty() && std::find(groups.begin(), groups.end(), g) == groups.end())) continue;
+    changed[g].push_back({before, &c});
+  }
+  json out;
+  out["from"] = from;
+  out["to"] = to;
+  out["shared_cells"] = shared;
+  size_t n = 0;
+  json gs = json::object();
+  for (const auto& name : change_groups()) {
+    auto it = changed.find(name);
+    if (it == changed.end()) continue;
+    json list = json::array();
+    for (const auto& [x, y] : it->second)
+      list.push_back({{"key", x->key}, {"target", x->target}, {"from", cell_to_json(*x)}, {"to", cell_to_json(*y)}});
+    n += it->second.size();
+    gs[name] = list;
+  }
+  out["changed_cells"] = n;
+  out["groups"] = gs;
+  return json_reply(out, snap);
+}
+
+Reply Api::check(const Request& r) const {
+  std::string type = media_type(r.content_type);
+  bool form = type == "application/x-www-form-urlencoded" || type.empty();
+  bool body_is_json = type == "application/json" ||
+                      (form && r.body.find_first_not_of(" \t\r\n") != std::string::npos &&
+                       r.body[r.body.find_first_not_of(" \t\r\n")] == '{');
+  bool body_is_ir = type == "text/plain" || type == "text/x-llvm-ir" || type == "application/octet-stream";
+  if (!body_is_json && !body_is_ir) {
+    if (form && r.body.empty()) fail(400, "empty request body: send JSON (Content-Type: application/json) or IR");
+    throw HttpError{415, "Content-Type '" + r.content_type +
+                             "' is not accepted: send JSON (application/json) or IR (text/plain, text/x-llvm-ir, "
+                             "application/octet-stream for bitcode)", ""};
+  }
+
+  CheckInput in;
+  std::optional<std::string> compiler_version;
+  if (body_is_json) {
+    Params(r.query).allow({}, {});
+    nlohmann::json body = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+    if (body.is_discarded()) {
+      // Say where: parse again for the library's message (offset of the first bad byte).
+      std::string why = "malformed JSON";
+      try {
+        auto again = nlohmann::json::parse(r.body);
+        (void)again;
+      } catch (const nlohmann::json::exception& e) {
+        why = std::string("malformed JSON: ") + e.what();
+      }
+      fail(400, why);
+    }
+    if (!body.is_object()) fail(400, "the body must be a JSON object");
+    static const std::vector<std::string> kFields = {"flavor", "compiler_version", "target", "targets", "keys",
+                                                     "intrinsics", "ir", "subject"};
+    std::vector<std::string> unknown;
+    for (auto it = body.begin(); it != body.end(); ++it)
+      if (std::find(kFields.begin(), kFields.end(), it.key()) == kFields.end()) unknown.push_back("'" + it.key() + "'");
+    if (!unknown.empty())
+      fail(400, std::string(unknown.size() == 1 ? "unknown field " : "unknown fields ") + join(unknown) +
+                    " (fields: " + join(kFields) + ")");
+    auto str = [&](const char* field) -> std::optional<std::string> {
+      if (!body.contains(field)) return std::nullopt;
+      if (!body[field].is_string()) fail(400, std::string("field '") + field + "' must be a string");
+      return body[field].get<std::string>();
+    };
+    if (auto v = str("flavor")) in.flavor = *v;
+    compiler_version = str("compiler_version");
+    if (auto v = str("subject")) in.subject = *v;
+    if (auto v = str("target")) in.targets.push_back(*v);
+    if (body.contains("targets")) {
+      if (!in.targets.empty()) fail(400, "give 'target' or 'targets', not both");
+      in.targets = string_array(body["targets"], "targets");
+    }
+    if (body.contains("keys")) in.keys = string_array(body["keys"], "keys");
+    if (body.contains("intrinsics")) in.intrinsics = string_array(body["intrinsics"], "intrinsics");
+    in.ir = str("ir");
+    int inputs = body.contains("keys") + body.contains("intrinsics") + body.contains("ir");
+    if (inputs != 1) fail(400, "give exactly one of 'keys', 'intrinsics' and 'ir'");
+  } else {
+    Params p(r.query);
+    p.allow({"flavor", "compiler_version", "subject"}, {"target", "targets"});
+    in.flavor = p.get_or("flavor", "");
+    compiler_version = p.get("compiler_version");
+    in.subject = p.get_or("subject", "");
+    in.targets = p.list("target");
+    for (auto& t : p.list("targets")) in.targets.push_back(t);
+    in.ir = r.body;
+  }
+
+  if (!in.flavor.empty() && compiler_version) fail(400, "give 'flavor' or 'compiler_version', not both");
+  if (compiler_version) {
+    auto f = flavor_from_version_text(*compiler_version);
+    if (!f) fail(400, "'compiler_version' names no clang or LLVM version (expected e.g. \"clang version 22.1.8\")");
+    in.flavor = *f;
+  }
+  if (in.flavor.empty()) fail(400, "'flavor' is required (e.g. \"llvm22\"), or 'compiler_version'");
+  if (!is_valid_flavor(in.flavor)) fail(400, "unknown flavor '" + in.flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
+  if (in.targets.empty()) fail(400, "'target' (or 'targets') is required");
+  for (const auto& t : in.targets)
+    if (!schema_->targets.contains(t))
+      fail(400, "unknown target '" + t + "' (wired targets: " + join(schema_->targets.names) + ")");
+
+  CheckRequest request;
+  request.flavor = in.flavor;
+  request.subject = in.subject;
+  request.keys = in.keys;
+  request.intrinsics = in.intrinsics;
+  std::vector<std::string> kernels;
+  if (in.ir) {
+    if (in.ir->empty()) fail(400, "the IR is empty");
+    if (in.ir->size() > limits_.max_ir)
+      fail(413, "the IR is " + std::to_string(in.ir->size()) + " bytes; the limit is " + std::to_string(limits_.max_ir) +
+                    " bytes");
+    std::string name = in.subject.empty() ? "request.ll" : in.subject;
+    IrUses uses;
+    acquire_compute();
+    try {
+      uses = scan_ir_buffer(*in.ir, name);
+    } catch (...) {
+      release_compute();
+      throw;
+    }
+    release_compute();
+    request.intrinsics = uses.target_intrinsics;
+    request.generic_intrinsics = uses.generic_intrinsics;
+    kernels = uses.kernels;
+    if (request.subject.empty() && kernels.size() == 1) request.subject = kernels.front();
+  } else if (request.keys.empty() && request.intrinsics.empty()) {
+    fail(400, "nothing to check: the list is empty");
+  }
+
+  auto snap = source_.current();
+  const FlavorData* f = snap->flavor(in.flavor);
+  ColumnIndex none;
+  none.flavor = in.flavor;
+  none.why_no_cells = "no measured column for " + in.flavor;
+  const ColumnIndex& column = f ? f->index : none;
+
+  json results = json::array();
+  Verdict worst = Verdict::kCleared;
+  for (const auto& t : in.targets) {
+    request.target = t;
+    CheckResult result;
+    if (request.keys.empty() && request.intrinsics.empty() && request.generic_intrinsics.empty()) {
+      // IR that calls no intrinsic at all: nothing is gated, nothing can be refused.
+      result.subject = request.subject;
+      result.target = t;
+      result.flavor = in.flavor;
+      result.verdict = Verdict::kCleared;
+    } else {
+      result = checker_.check(request, column);
+    }
+    if (result.verdict == Verdict::kRefused || (result.verdict == Verdict::kUnvalidated && worst == Verdict::kCleared))
+      worst = result.verdict;
+    results.push_back(result.to_json());
+  }
+  json out;
+  out["flavor"] = in.flavor;
+  out["verdict"] = std::string(verdict_name(worst));
+  if (in.ir) out["kernels"] = kernels;
+  out["results"] = results;
+  Reply reply = json_reply(out);
+  reply.cache_control = "no-store";
+  return reply;
+}
+
+}  // namespace archdb::service

@@ -1,0 +1,110 @@
+// checker/service/routes.h — the service's requests and answers, independent of the HTTP library: the
+// versioned JSON API under /v1 and the page's static files. Every error is a JSON body with a message and
+// a 4xx/5xx status; unknown query parameters and body fields are refused by name.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "checker/checker.h"
+#include "checker/service/snapshot.h"
+
+namespace archdb::service {
+
+// The limits a client meets (documented in the README's "archdb serve" section).
+struct Limits {
+  size_t max_body = 2u << 20;       // bytes of a request body (JSON or raw IR): larger is 413
+  size_t max_ir = 1u << 20;         // bytes of IR text or bitcode in one check: larger is 413
+  int read_timeout_s = 5;           // longest silence while a request is arriving
+  int write_timeout_s = 5;          // longest stall while a response is leaving
+  int request_timeout_s = 10;       // a whole request (line, headers, body) must arrive within this
+  int keep_alive_s = 5;             // an idle kept-alive connection is closed after this
+  size_t keep_alive_max = 1000;     // requests on one connection
+  unsigned threads = 0;             // connection workers; 0: 16 per CPU of the process's affinity
+  unsigned compute_slots = 0;       // concurrent IR reads (LLVM); 0: the CPUs of the affinity
+};
+
+struct Request {
+  std::string method;        // GET, HEAD, POST, ...
+  std::string path;          // percent-decoded
+  std::string query;         // raw, after '?'
+  std::string content_type;  // the header as sent
+  std::string body;
+  std::string if_none_match;
+};
+
+struct Reply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::string etag;
+  std::string cache_control = "no-cache";
+  std::string allow;  // for 405
+};
+
+// An error with its HTTP status; the message is the body's "message".
+struct HttpError {
+  int status;
+  std::string message;
+  std::string allow;
+};
+
+// CPUs this process may run on (sched_getaffinity), at least 1.
+unsigned affinity_cpus();
+
+class Api {
+ public:
+  // `web_dir`: the page's files (index.html, app.js, style.css), read once here; throws usage_error if the
+  // folder has no index.html.
+  Api(SnapshotSource& source, std::shared_ptr<const Schema> schema, const Store& store, Limits limits,
+      const std::string& web_dir);
+
+  Reply handle(const Request& request) const;
+  const Limits& limits() const { return limits_; }
+
+ private:
+  struct WebFile {
+    std::string content_type, body, etag;
+  };
+
+  Reply route(const Request& request) const;
+  Reply api(const Request& request, const std::vector<std::string>& segments) const;
+  Reply static_file(const Request& request) const;
+
+  Reply index() const;
+  Reply status() const;
+  Reply flavors(const Request& r, const std::string& one) const;
+  Reply targets(const Request& r) const;
+  Reply keys(const Request& r) const;
+  Reply cell(const Request& r, const std::string& flavor, const std::string& key, const std::string& target) const;
+  Reply matrix(const Request& r) const;
+  Reply history(const Request& r, const std::string& key) const;
+  Reply diff(const Request& r, const std::string& from, const std::string& to) const;
+  Reply check(const Request& r) const;
+
+  // Reading IR runs LLVM: at most compute_slots at once.
+  void acquire_compute() const;
+  void release_compute() const;
+
+  SnapshotSource& source_;
+  std::shared_ptr<const Schema> schema_;
+  Checker checker_;
+  Limits limits_;
+  std::map<std::string, WebFile> web_;
+  // Rendered GET answers of the current snapshot, by path and query: a snapshot never changes, so an
+  // answer is good until the next one (cleared when the ETag changes), within a byte budget.
+  mutable std::mutex cache_mutex_;
+  mutable std::map<std::string, Reply> cache_;
+  mutable std::string cache_etag_;
+  mutable size_t cache_bytes_ = 0;
+  mutable std::mutex compute_mutex_;
+  mutable std::condition_variable compute_cv_;
+  mutable unsigned compute_free_ = 1;
+};
+
+}  // namespace archdb::service

@@ -1,0 +1,29 @@
+// checker/service/server.h — `archdb serve`: the read-only HTTP service over the database (cpp-httplib), with
+// connections held to deadlines (a slow or silent client is cut off and cannot hold the server), a pool of
+// connection workers sized to the process's CPUs, and a drain on SIGTERM/SIGINT: stop accepting, finish the
+// requests in flight, exit 0.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "checker/service/routes.h"
+#include "checker/service/snapshot.h"
+#include "db/store.h"
+
+namespace archdb::service {
+
+struct ServeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8787;        // 0: any free port (printed)
+  std::string web_dir;    // the page's folder
+  Limits limits;
+  bool access_log = false;  // one line per request on stderr
+};
+
+// Serves until SIGTERM or SIGINT; returns the process exit code (0 after a clean drain). The first line on
+// stdout is "archdb serve: listening on http://HOST:PORT/" once the socket accepts connections. Throws
+// archdb::Error for a database that cannot be read, a missing page folder, or an address it cannot bind.
+int serve(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, const ServeOptions& options);
+
+}  // namespace archdb::service

@@ -1,0 +1,226 @@
+// checker/service/snapshot.cpp — see snapshot.h.
+#include "checker/service/snapshot.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <set>
+
+#include "db/history.h"
+#include "support/error.h"
+#include "support/files.h"
+
+namespace archdb::service {
+
+namespace {
+
+void exec(sqlite3* db, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db);
+    sqlite3_free(err);
+    throw internal_error(std::string("database: ") + sql + ": " + msg);
+  }
+}
+
+// A deferred read transaction: every SELECT inside it sees the database as of its first read.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(sqlite3* db) : db_(db) { exec(db_, "BEGIN"); }
+  ~ReadTransaction() {
+    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void end() {
+    exec(db_, "COMMIT");
+    open_ = false;
+  }
+
+ private:
+  sqlite3* db_;
+  bool open_ = true;
+};
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+void fingerprint_cell(std::string& out, const Cell& c) {
+  out += c.key;
+  out += '\x1f';
+  out += c.target;
+  out += '\x1f';
+  out += status_name(c.status);
+  out += '\x1f';
+  out += c.intrinsic;
+  out += '\x1f';
+  out += c.evidence;
+  out += '\x1f';
+  for (const auto& m : c.lowered_to) out += m + ' ';
+  out += '\x1f';
+  if (c.imm) out += std::to_string(*c.imm);
+  out += '\x1f';
+  out += c.mc_check;
+  out += '\x1f';
+  out += c.note;
+  out += '\n';
+}
+
+}  // namespace
+
+const Cell* FlavorData::find(const std::string& key, const std::string& target) const {
+  auto before = [&](const Cell& c) {
+    int k = c.key.compare(key);
+    return k < 0 || (k == 0 && c.target < target);
+  };
+  auto it = std::partition_point(cells.begin(), cells.end(), before);
+  if (it == cells.end() || it->key != key || it->target != target) return nullptr;
+  return &*it;
+}
+
+std::pair<const Cell*, const Cell*> FlavorData::key_cells(const std::string& key) const {
+  auto lo = std::lower_bound(cells.begin(), cells.end(), key, [](const Cell& c, const std::string& k) { return c.key < k; });
+  auto hi = std::upper_bound(lo, cells.end(), key, [](const std::string& k, const Cell& c) { return k < c.key; });
+  if (lo == hi) return {nullptr, nullptr};
+  return {&*lo, &*lo + (hi - lo)};
+}
+
+const FlavorData* Snapshot::flavor(const std::string& name) const {
+  for (const auto& f : flavors)
+    if (f->row.name == name) return f.get();
+  return nullptr;
+}
+
+std::vector<std::string> Snapshot::flavor_names() const {
+  std::vector<std::string> out;
+  for (const auto& f : flavors) out.push_back(f->row.name);
+  return out;
+}
+
+std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema, uint64_t generation) {
+  auto snap = std::make_shared<Snapshot>();
+  snap->generation = generation;
+  snap->loaded_at = utc_now();
+  std::string fingerprint;
+
+  ReadTransaction tx(store.handle());
+  std::vector<FlavorRow> rows = store.flavors();
+  std::map<int64_t, RunRow> runs;
+  bool any_run = std::any_of(rows.begin(), rows.end(), [](const FlavorRow& r) { return r.run_id.has_value(); });
+  if (any_run)
+    for (auto& r : store.runs(1 << 30)) runs.emplace(r.id, std::move(r));
+  std::sort(rows.begin(), rows.end(), [](const FlavorRow& a, const FlavorRow& b) { return flavor_before(a.name, b.name); });
+  for (auto& row : rows) {
+    auto fd = std::make_shared<FlavorData>();
+    fd->cells = store.cells(row.name);
+    fd->index = ColumnIndex::load(store, row.name);
+    fd->provenance = nlohmann::ordered_json::parse(row.provenance, nullptr, /*allow_exceptions=*/false);
+    if (fd->provenance.is_discarded()) fd->provenance = row.provenance;
+    if (row.run_id) {
+      auto it = runs.find(*row.run_id);
+      if (it != runs.end()) fd->run = it->second;
+    }
+    fingerprint += row.name + '\x1e' + std::string(origin_name(row.origin)) + '\x1e' + row.provenance + '\x1e' +
+                   row.source_digest + '\x1e' + (row.run_id ? std::to_string(*row.run_id) : "") + '\n';
+    std::set<std::string> extra_targets;
+    for (const Cell& c : fd->cells) {
+      fingerprint_cell(fingerprint, c);
+      if (fd->keys.empty() || fd->keys.back() != c.key) fd->keys.push_back(c.key);
+      ++fd->counts[std::string(status_name(c.status))];
+      if (!schema.targets.contains(c.target)) extra_targets.insert(c.target);
+    }
+    std::set<std::string> present;
+    for (const Cell& c : fd->cells) present.insert(c.target);
+    for (const auto& t : schema.targets.names)
+      if (present.count(t)) fd->targets.push_back(t);
+    fd->targets.insert(fd->targets.end(), extra_targets.begin(), extra_targets.end());
+    fd->row = std::move(row);
+    snap->flavors.push_back(std::move(fd));
+  }
+  tx.end();
+  snap->etag = "W/\"" + digest_hex(fingerprint) + "\"";
+  return snap;
+}
+
+SnapshotSource::SnapshotSource(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, int poll_ms)
+    : store_(std::move(store)), schema_(std::move(schema)), poll_ms_(poll_ms) {
+  // Read-only from here on: this connection refuses any write.
+  exec(store_->handle(), "PRAGMA query_only = 1");
+  seen_version_ = data_version();
+  current_ = load_snapshot(*store_, *schema_, 1);
+}
+
+SnapshotSource::~SnapshotSource() { stop(); }
+
+int64_t SnapshotSource::data_version() {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(store_->handle(), "PRAGMA data_version", -1, &stmt, nullptr) != SQLITE_OK)
+    throw internal_error(std::string("database: ") + sqlite3_errmsg(store_->handle()));
+  int64_t v = -1;
+  if (sqlite3_step(stmt) == SQLITE_ROW) v = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  return v;
+}
+
+std::shared_ptr<const Snapshot> SnapshotSource::current() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return current_;
+}
+
+std::string SnapshotSource::last_error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_error_;
+}
+
+bool SnapshotSource::refresh() {
+  std::lock_guard<std::mutex> store_lock(store_mutex_);
+  try {
+    int64_t v = data_version();
+    if (v == seen_version_) return false;
+    uint64_t generation = current()->generation + 1;
+    auto snap = load_snapshot(*store_, *schema_, generation);
+    seen_version_ = v;
+    std::lock_guard<std::mutex> lock(mutex_);
+    current_ = std::move(snap);
+    last_error_.clear();
+    return true;
+  } catch (const std::exception& e) {
+    // Keep serving the last whole snapshot; say why it is not newer.
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (last_error_ != e.what()) std::fprintf(stderr, "archdb serve: cannot reload the database: %s\n", e.what());
+    last_error_ = e.what();
+    return false;
+  }
+}
+
+void SnapshotSource::start() {
+  if (watcher_.joinable()) return;
+  watcher_ = std::thread([this] {
+    std::unique_lock<std::mutex> lock(stop_mutex_);
+    while (!stopping_) {
+      stop_cv_.wait_for(lock, std::chrono::milliseconds(poll_ms_), [this] { return stopping_; });
+      if (stopping_) break;
+      lock.unlock();
+      refresh();
+      lock.lock();
+    }
+  });
+}
+
+void SnapshotSource::stop() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (watcher_.joinable()) watcher_.join();
+}
+
+}  // namespace archdb::service

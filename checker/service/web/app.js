@@ -1,0 +1,464 @@
+// checker/service/web/app.js — the matrix page: loads a flavor's matrix from /v1/matrix, draws one row per
+// key and one column per target (grouped by family), filters rows as you type, shows a cell's evidence and
+// lowered_to on click (/v1/cells, /v1/history), and the diff of two flavors (/v1/diff). Plain browser
+// JavaScript, no build step, no third-party code. The view is kept in the URL's #fragment, so it can be
+// linked: #flavor=llvm22&q=mfma, #view=diff&from=llvm22&to=llvm23.
+'use strict';
+
+(() => {
+  // Status, short label in a cell, meaning. Answers first; the last three are non-answers.
+  const STATUSES = [
+    ['ok', 'ok', 'lowers: codegen and the MC assembler produced an object'],
+    ['arch_absent', 'no', 'the name exists; this target cannot lower it'],
+    ['name_absent', '—', 'this LLVM has no intrinsic of that name'],
+    ['signature_mismatch', 'sig', 'the declared types are not the intrinsic\'s signature'],
+    ['target_unsupported', '?', 'no answer: this LLVM does not know the processor'],
+    ['toolchain_crash', 'crash', 'no answer: asking crashed LLVM'],
+    ['toolchain_timeout', 't/o', 'no answer: LLVM did not finish in time'],
+  ];
+  const LABEL = Object.fromEntries(STATUSES.map(([s, l]) => [s, l]));
+  const MEANING = Object.fromEntries(STATUSES.map(([s, , m]) => [s, m]));
+  const NON_ANSWERS = new Set(['target_unsupported', 'toolchain_crash', 'toolchain_timeout']);
+
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, attrs = {}, ...children) => {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else if (k.startsWith('data-')) e.setAttribute(k, v);
+      else if (k in e) e[k] = v;
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) e.append(c);
+    return e;
+  };
+
+  const state = {
+    view: 'matrix', flavor: '', q: '', group: true, statuses: new Set(), hiddenFamilies: new Set(),
+    from: '', to: '',
+  };
+  let flavors = [];     // /v1/flavors
+  let matrix = null;    // /v1/matrix for state.flavor
+  let diff = null;      // /v1/diff for state.from, state.to
+  let selectedCell = null;
+
+  async function api(path) {
+    const response = await fetch(path, { headers: { Accept: 'application/json' } });
+    let body = null;
+    try { body = await response.json(); } catch (e) { /* not JSON */ }
+    if (!response.ok) throw new Error(body && body.message ? body.message : `${response.status} ${response.statusText}`);
+    return body;
+  }
+  const enc = encodeURIComponent;
+
+  function say(text, isError = false) {
+    const m = $('message');
+    m.textContent = text;
+    m.classList.toggle('error', isError);
+  }
+
+  // --- the URL fragment ---------------------------------------------------------------------------------
+  function readHash() {
+    const p = new URLSearchParams(location.hash.replace(/^#/, ''));
+    state.view = p.get('view') === 'diff' ? 'diff' : 'matrix';
+    state.flavor = p.get('flavor') || state.flavor;
+    state.q = p.get('q') || '';
+    state.group = p.get('group') !== '0';
+    state.statuses = new Set((p.get('status') || '').split(',').filter((s) => LABEL[s]));
+    state.hiddenFamilies = new Set((p.get('hide') || '').split(',').filter(Boolean));
+    state.from = p.get('from') || state.from;
+    state.to = p.get('to') || state.to;
+  }
+  function writeHash() {
+    const p = new URLSearchParams();
+    if (state.view === 'diff') {
+      p.set('view', 'diff');
+      if (state.from) p.set('from', state.from);
+      if (state.to) p.set('to', state.to);
+    } else if (state.flavor) {
+      p.set('flavor', state.flavor);
+    }
+    if (state.q) p.set('q', state.q);
+    if (!state.group) p.set('group', '0');
+    if (state.statuses.size) p.set('status', [...state.statuses].join(','));
+    if (state.hiddenFamilies.size) p.set('hide', [...state.hiddenFamilies].join(','));
+    const text = p.toString();
+    if (location.hash.replace(/^#/, '') !== text) history.replaceState(null, '', text ? `#${text}` : location.pathname);
+  }
+
+  // --- filtering --------------------------------------------------------------------------------------------
+  function terms() { return state.q.toLowerCase().split(/\s+/).filter(Boolean); }
+  function textMatches(...fields) {
+    const t = terms();
+    if (!t.length) return true;
+    const hay = fields.join(' ').toLowerCase();
+    return t.every((x) => hay.includes(x));
+  }
+
+  // --- flavors ----------------------------------------------------------------------------------------------
+  function fillFlavorSelect(select, value) {
+    select.replaceChildren();
+    for (const f of flavors) {
+      const measured = f.cells > 0;
+      let label = f.name;
+      if (f.origin === 'imported') label += ' (imported)';
+      if (f.origin === 'descriptor') label += ' (descriptor: not measured here)';
+      else if (f.provenance && f.provenance.toolchain && f.provenance.toolchain.prerelease) label += ' (pre-release)';
+      select.append(el('option', { value: f.name, text: label, disabled: !measured, selected: f.name === value }));
+    }
+  }
+  function defaultFlavor() {
+    const usable = flavors.filter((f) => f.cells > 0 && f.origin === 'measured');
+    const released = usable.filter((f) => !(f.provenance && f.provenance.toolchain && f.provenance.toolchain.prerelease));
+    const pick = released.length ? released : usable.length ? usable : flavors.filter((f) => f.cells > 0);
+    return pick.length ? pick[pick.length - 1].name : '';
+  }
+  function showProvenance(f) {
+    if (!f) { $('provenance').textContent = ''; return; }
+    const p = f.provenance || {};
+    const tc = p.toolchain || {};
+    const parts = [`${f.name}: ${f.origin}`];
+    if (tc.identity) parts.push(tc.identity);
+    if (tc.package) parts.push(`package ${tc.package}`);
+    if (tc.prerelease) parts.push('pre-release');
+    if (p.probe) parts.push(`probe ${p.probe.opt_level || ''} ${p.probe.triple || ''}`.trim());
+    parts.push(`${f.keys} keys × ${f.targets.length} targets`);
+    if (f.run) parts.push(`measured here in run ${f.run.id} (${f.run.ended_at || f.run.started_at})`);
+    $('provenance').textContent = parts.join(' · ');
+  }
+
+  // --- the matrix -------------------------------------------------------------------------------------------
+  function columns() {
+    const targets = matrix.targets.filter((t) => !state.hiddenFamilies.has(familyOf(t)));
+    if (!state.group) return targets;
+    const order = [];
+    const members = new Map();
+    for (const t of targets) {
+      const f = familyOf(t);
+      if (!members.has(f)) { members.set(f, []); order.push(f); }
+      members.get(f).push(t);
+    }
+    return order.flatMap((f) => members.get(f));
+  }
+  function familyOf(target) {
+    for (const fam of matrix.families) if (fam.targets.includes(target)) return fam.name;
+    return target;
+  }
+
+  function renderFamilies() {
+    const box = $('families');
+    box.replaceChildren();
+    if (!matrix) return;
+    for (const fam of matrix.families) {
+      const input = el('input', { type: 'checkbox', checked: !state.hiddenFamilies.has(fam.name), 'data-family': fam.name });
+      input.addEventListener('change', () => {
+        if (input.checked) state.hiddenFamilies.delete(fam.name); else state.hiddenFamilies.add(fam.name);
+        writeHash();
+        renderMatrix();
+      });
+      box.append(el('label', { title: fam.targets.join(', ') }, input, fam.name));
+    }
+  }
+
+  function renderLegend(counts) {
+    const box = $('legend');
+    box.replaceChildren();
+    for (const [status, label] of STATUSES) {
+      const chip = el('button', {
+        type: 'button', class: `chip s-${status}`, 'data-status': status,
+        title: `${status}: ${MEANING[status]} (click: only rows with it)`,
+        'aria-pressed': state.statuses.has(status) ? 'true' : 'false',
+      }, status, el('span', { class: 'n', text: counts ? String(counts[status] || 0) : '' }));
+      chip.addEventListener('click', () => {
+        if (state.statuses.has(status)) state.statuses.delete(status); else state.statuses.add(status);
+        chip.setAttribute('aria-pressed', state.statuses.has(status) ? 'true' : 'false');
+        writeHash();
+        if (state.view === 'matrix') applyMatrixFilter(); else renderDiff();
+      });
+      box.append(chip);
+    }
+  }
+
+  function renderMatrix() {
+    const table = $('matrix');
+    table.replaceChildren();
+    if (!matrix) return;
+    const cols = columns();
+    const thead = el('thead');
+    if (state.group) {
+      const fr = el('tr', { class: 'family-row' }, el('th', { class: 'key' }));
+      let last = null;
+      for (const t of cols) {
+        const f = familyOf(t);
+        if (f === last) { fr.lastChild.colSpan += 1; continue; }
+        fr.append(el('th', { class: 'family family-start', colSpan: 1, text: f, 'data-family': f }));
+        last = f;
+      }
+      thead.append(fr);
+    }
+    const nr = el('tr', { class: 'names' }, el('th', { class: 'key', text: `key (${matrix.flavor})` }));
+    let lastFamily = null;
+    for (const t of cols) {
+      const f = familyOf(t);
+      nr.append(el('th', { class: state.group && f !== lastFamily ? 'family-start' : '', text: t, scope: 'col' }));
+      lastFamily = f;
+    }
+    thead.append(nr);
+    table.append(thead);
+
+    const index = new Map(matrix.targets.map((t, i) => [t, i]));
+    const tbody = el('tbody');
+    for (const row of matrix.rows) {
+      const tr = el('tr', { 'data-key': row.key, 'data-intrinsic': row.intrinsic });
+      tr.append(el('th', { class: 'key', scope: 'row', text: row.key, title: row.intrinsic }));
+      lastFamily = null;
+      for (const t of cols) {
+        const status = row.statuses[index.get(t)];
+        const f = familyOf(t);
+        const start = state.group && f !== lastFamily ? ' family-start' : '';
+        lastFamily = f;
+        if (!status) {
+          tr.append(el('td', { class: `cell missing${start}`, text: '·', title: `${row.key} on ${t}: no cell` }));
+          continue;
+        }
+        tr.append(el('td', {
+          class: `cell s-${status}${start}`, text: LABEL[status] || status, tabIndex: 0,
+          'data-key': row.key, 'data-target': t, 'data-status': status,
+          title: `${row.key} on ${t}: ${status}${NON_ANSWERS.has(status) ? ' (no answer)' : ''}`,
+        }));
+      }
+      tbody.append(tr);
+    }
+    table.append(tbody);
+    // Sticky second header row sits below the first.
+    const first = thead.querySelector('tr.family-row');
+    table.style.setProperty('--names-top', first ? `${first.getBoundingClientRect().height}px` : '0px');
+    applyMatrixFilter();
+  }
+
+  function applyMatrixFilter() {
+    if (!matrix) return;
+    const rows = $('matrix').querySelectorAll('tbody tr');
+    let shown = 0;
+    const counts = {};
+    for (const tr of rows) {
+      let visible = textMatches(tr.dataset.key, tr.dataset.intrinsic);
+      const cells = tr.querySelectorAll('td.cell[data-status]');
+      if (visible && state.statuses.size) visible = [...cells].some((td) => state.statuses.has(td.dataset.status));
+      tr.classList.toggle('hidden', !visible);
+      if (!visible) continue;
+      shown += 1;
+      for (const td of cells) counts[td.dataset.status] = (counts[td.dataset.status] || 0) + 1;
+    }
+    renderLegend(counts);
+    const total = matrix.rows.length;
+    say(shown === total ? `${total} keys` : `${shown} of ${total} keys match`);
+    $('matrix').dataset.shown = String(shown);
+  }
+
+  async function loadMatrix() {
+    if (!state.flavor) { say('the database has no measured column', true); return; }
+    say(`loading ${state.flavor}…`);
+    try {
+      matrix = await api(`/v1/matrix?flavor=${enc(state.flavor)}`);
+    } catch (e) {
+      matrix = null;
+      $('matrix').replaceChildren();
+      say(e.message, true);
+      return;
+    }
+    showProvenance(flavors.find((f) => f.name === state.flavor));
+    renderFamilies();
+    renderMatrix();
+    if (matrix.note) say(matrix.note);
+  }
+
+  // --- one cell's evidence ------------------------------------------------------------------------------------
+  function badge(status) {
+    return el('span', { class: `badge s-${status}`, text: status, title: MEANING[status] || '' });
+  }
+
+  async function showCell(flavor, key, target, td) {
+    if (selectedCell) selectedCell.classList.remove('selected');
+    selectedCell = td || null;
+    if (selectedCell) selectedCell.classList.add('selected');
+    const panel = $('detail');
+    const body = $('detail-body');
+    panel.hidden = false;
+    body.replaceChildren(el('p', { text: 'loading…' }));
+    let cell;
+    let hist = null;
+    try {
+      [cell, hist] = await Promise.all([
+        api(`/v1/cells/${enc(flavor)}/${enc(key)}/${enc(target)}`),
+        api(`/v1/history/${enc(key)}?targets=${enc(target)}`).catch(() => null),
+      ]);
+    } catch (e) {
+      body.replaceChildren(el('p', { class: 'message error', text: e.message }));
+      return;
+    }
+    const dl = el('dl');
+    const row = (name, value) => { if (value !== undefined && value !== null && value !== '') dl.append(el('dt', { text: name }), el('dd', {}, value)); };
+    row('status', el('span', {}, badge(cell.status), ' ', MEANING[cell.status] || ''));
+    row('flavor', `${cell.flavor} (${cell.origin})`);
+    row('target', cell.target);
+    row('intrinsic', el('code', { text: cell.intrinsic }));
+    if (cell.lowered_to) {
+      row('lowered to', cell.lowered_to.length ? el('pre', { class: 'lowered', text: cell.lowered_to.join('\n') })
+        : el('span', { text: '(no instruction)' }));
+    }
+    if (cell.evidence) row('evidence', el('pre', { class: 'evidence', text: cell.evidence }));
+    if (cell.imm !== undefined) row('immediate', String(cell.imm));
+    if (cell.mc_check) row('MC check', el('pre', { text: cell.mc_check }));
+    if (cell.note) row('note', cell.note);
+    const link = `/v1/cells/${enc(flavor)}/${enc(key)}/${enc(target)}`;
+    row('JSON', el('a', { href: link, text: link }));
+    const parts = [el('h2', { text: `${key} · ${target}` }), dl];
+    if (hist && hist.targets && hist.targets[target]) {
+      const h = hist.targets[target];
+      const table = el('table', {}, el('tr', {}, el('th', { text: 'flavor' }), el('th', { text: 'status' })));
+      for (const f of hist.flavors) {
+        const c = h.cells[f.name];
+        table.append(el('tr', {}, el('td', { text: f.name + (f.origin === 'imported' ? ' (imported)' : '') }),
+          el('td', {}, c ? badge(c.status) : '—')));
+      }
+      parts.push(el('h3', { text: 'history' }), el('p', { class: 'summary', text: h.summary }), table);
+    }
+    body.replaceChildren(...parts);
+  }
+
+  // --- the diff of two flavors ------------------------------------------------------------------------------
+  function brief(c) {
+    if (c.status === 'ok') return (c.lowered_to || []).join(' ') + (c.imm !== undefined ? ` [imm ${c.imm}]` : '');
+    return c.evidence || '';
+  }
+  function renderDiff() {
+    const box = $('diff-groups');
+    box.replaceChildren();
+    if (!diff) return;
+    let changed = 0;
+    const counts = {};
+    for (const [group, list] of Object.entries(diff.groups)) {
+      const rows = list.filter((d) => textMatches(d.key, d.from.intrinsic, d.to.intrinsic) &&
+        (!state.statuses.size || state.statuses.has(d.from.status) || state.statuses.has(d.to.status)));
+      if (!rows.length) continue;
+      changed += rows.length;
+      const table = el('table', {}, el('tr', {},
+        ...['key', 'target', diff.from, diff.to, `${diff.from}: lowered to / evidence`, `${diff.to}: lowered to / evidence`]
+          .map((h) => el('th', { text: h }))));
+      for (const d of rows) {
+        counts[d.to.status] = (counts[d.to.status] || 0) + 1;
+        const tr = el('tr', { class: 'row', 'data-key': d.key, 'data-target': d.target, title: 'click: the cell in ' + diff.to },
+          el('td', { text: d.key }), el('td', { text: d.target }), el('td', {}, badge(d.from.status)),
+          el('td', {}, badge(d.to.status)), el('td', { class: 'ev', text: brief(d.from) }),
+          el('td', { class: 'ev', text: brief(d.to) }));
+        tr.addEventListener('click', () => showCell(diff.to, d.key, d.target, null));
+        table.append(tr);
+      }
+      box.append(el('section', { class: 'diff-group', 'data-group': group },
+        el('h3', { text: `${group} (${rows.length})` }), table));
+    }
+    $('diff-summary').textContent = `${diff.from} → ${diff.to}: ${changed} of ${diff.shared_cells} shared cells changed` +
+      (state.q || state.statuses.size ? ' (filtered)' : '');
+    renderLegend(counts);
+    say('');
+  }
+  async function loadDiff() {
+    if (!state.from || !state.to) return;
+    say(`comparing ${state.from} and ${state.to}…`);
+    try {
+      diff = await api(`/v1/diff/${enc(state.from)}/${enc(state.to)}`);
+    } catch (e) {
+      diff = null;
+      $('diff-groups').replaceChildren();
+      say(e.message, true);
+      return;
+    }
+    renderDiff();
+  }
+
+  // --- views and events ---------------------------------------------------------------------------------------
+  function showView() {
+    const isDiff = state.view === 'diff';
+    $('detail').hidden = true;
+    $('tab-matrix').setAttribute('aria-pressed', String(!isDiff));
+    $('tab-diff').setAttribute('aria-pressed', String(isDiff));
+    $('matrix-view').hidden = isDiff;
+    $('diff-view').hidden = !isDiff;
+    $('flavor-label').hidden = isDiff;
+    $('diff-pick').hidden = !isDiff;
+    $('families').hidden = isDiff;
+    $('group').parentElement.hidden = isDiff;
+    if (isDiff) { showProvenance(null); loadDiff(); } else { loadMatrix(); }
+  }
+
+  function bind() {
+    $('flavor').addEventListener('change', (e) => { state.flavor = e.target.value; writeHash(); loadMatrix(); });
+    $('diff-from').addEventListener('change', (e) => { state.from = e.target.value; writeHash(); loadDiff(); });
+    $('diff-to').addEventListener('change', (e) => { state.to = e.target.value; writeHash(); loadDiff(); });
+    let timer = null;
+    $('filter').addEventListener('input', (e) => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        state.q = e.target.value.trim();
+        writeHash();
+        if (state.view === 'matrix') applyMatrixFilter(); else renderDiff();
+      }, 60);
+    });
+    $('group').addEventListener('change', (e) => { state.group = e.target.checked; writeHash(); renderMatrix(); });
+    $('tab-matrix').addEventListener('click', () => { state.view = 'matrix'; writeHash(); showView(); });
+    $('tab-diff').addEventListener('click', () => { state.view = 'diff'; writeHash(); showView(); });
+    $('detail-close').addEventListener('click', () => {
+      $('detail').hidden = true;
+      if (selectedCell) selectedCell.classList.remove('selected');
+    });
+    document.addEventListener('keydown', (e) => { if (e.key === 'Escape') $('detail-close').click(); });
+    // A link or a typed URL that changes only the #fragment: take the view it names.
+    window.addEventListener('hashchange', () => {
+      readHash();
+      $('filter').value = state.q;
+      $('group').checked = state.group;
+      for (const [id, value] of [['flavor', state.flavor], ['diff-from', state.from], ['diff-to', state.to]]) $(id).value = value;
+      showView();
+    });
+    const open = (td) => showCell(matrix.flavor, td.dataset.key, td.dataset.target, td);
+    $('matrix').addEventListener('click', (e) => {
+      const td = e.target.closest('td.cell[data-status]');
+      if (td) open(td);
+    });
+    $('matrix').addEventListener('keydown', (e) => {
+      const td = e.target.closest('td.cell[data-status]');
+      if (td && (e.key === 'Enter' || e.key === ' ')) { e.preventDefault(); open(td); }
+    });
+  }
+
+  async function start() {
+    readHash();
+    bind();
+    $('filter').value = state.q;
+    $('group').checked = state.group;
+    renderLegend(null);
+    try {
+      flavors = (await api('/v1/flavors')).flavors;
+    } catch (e) {
+      say(`cannot read the flavors: ${e.message}`, true);
+      return;
+    }
+    const usable = flavors.filter((f) => f.cells > 0);
+    if (!flavors.some((f) => f.name === state.flavor && f.cells > 0)) state.flavor = defaultFlavor();
+    if (!usable.some((f) => f.name === state.to)) state.to = state.flavor;
+    if (!usable.some((f) => f.name === state.from)) {
+      const i = usable.findIndex((f) => f.name === state.to);
+      state.from = i > 0 ? usable[i - 1].name : (usable[0] || {}).name || '';
+    }
+    fillFlavorSelect($('flavor'), state.flavor);
+    fillFlavorSelect($('diff-from'), state.from);
+    fillFlavorSelect($('diff-to'), state.to);
+    writeHash();
+    showView();
+  }
+
+  document.addEventListener('DOMContentLoaded', start);
+})();

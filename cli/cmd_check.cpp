@@ -1,0 +1,158 @@
+// cli/cmd_check.cpp — `archdb check`: may a kernel be built for a target with a given compiler? Keys, kernel
+// IR or a kernel manifest in; one line per intrinsic and a verdict out. Exit 0 cleared, 1 refused (or a
+// manifest that does not cover the IR), 2 unvalidated, 3 any error — so a build gate can tell them apart.
+#include <cstdio>
+#include <filesystem>
+
+#include "checker/checker.h"
+#include "checker/ir_uses.h"
+#include "checker/manifest.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "support/error.h"
+
+namespace archdb::cli {
+namespace {
+
+struct CheckArgs {
+  std::vector<std::string> targets;
+  std::string flavor;
+  std::string compiler;
+  std::string keys;
+  std::string ir;
+  std::string manifest;
+  std::string name;
+  bool json = false;
+  bool warn_only = false;
+};
+
+int exit_for(Verdict v) {
+  switch (v) {
+    case Verdict::kCleared: return 0;
+    case Verdict::kRefused: return 1;
+    case Verdict::kUnvalidated: return 2;
+  }
+  return 2;
+}
+
+std::string detail(const CheckItem& item) {
+  if (item.status == "ok") {
+    std::string s;
+    for (const auto& m : item.lowered_to) s += (s.empty() ? "" : " ") + m;
+    if (!item.evidence.empty()) s += (s.empty() ? "" : "  ") + std::string("[") + item.evidence + "]";
+    return s.empty() ? "(no instruction)" : s;
+  }
+  return item.evidence;
+}
+
+int check(const Context& ctx, const CheckArgs& args) {
+  int inputs = !args.keys.empty() + !args.ir.empty() + !args.manifest.empty();
+  if (inputs == 0) throw usage_error("check: give --keys, an IR file (--ir or positional) or --manifest");
+  if (!args.keys.empty() && inputs > 1) throw usage_error("check: --keys goes alone (not with --ir or --manifest)");
+  if (args.flavor.empty() == args.compiler.empty()) throw usage_error("check: give exactly one of --flavor and --compiler");
+  std::string flavor = args.compiler.empty() ? args.flavor : flavor_of_compiler(args.compiler);
+  if (!is_valid_flavor(flavor)) throw usage_error("unknown flavor '" + flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
+
+  std::optional<KernelManifest> manifest;
+  if (!args.manifest.empty()) manifest = load_manifest(args.manifest);
+  std::optional<IrUses> uses;
+  if (!args.ir.empty()) uses = scan_ir_file(args.ir);
+
+  CheckRequest request;
+  request.flavor = flavor;
+  if (!args.name.empty()) request.subject = args.name;
+  else if (manifest) request.subject = manifest->kernel;
+  else if (uses && uses->kernels.size() == 1) request.subject = uses->kernels.front();
+  else if (uses) request.subject = std::filesystem::path(args.ir).filename().string();
+  if (uses) {
+    request.intrinsics = uses->target_intrinsics;
+    request.generic_intrinsics = uses->generic_intrinsics;
+  } else {
+    request.keys = manifest ? manifest->keys : split_list(args.keys);
+  }
+
+  auto store = ctx.open_store();
+  Checker checker(*store, ctx.load_catalog(), ctx.load_targets());
+  ColumnIndex column = ColumnIndex::load(*store, flavor);
+  std::vector<std::string> drift;
+  if (manifest && uses) drift = manifest_drift(uses->target_intrinsics, manifest->keys, column, checker.catalog());
+
+  std::vector<CheckResult> results;
+  for (const std::string& target : args.targets) {
+    request.target = target;
+    results.push_back(checker.check(request, column));
+  }
+  // Over several targets the most severe verdict decides; drift is a refusal of the build.
+  Verdict worst = Verdict::kCleared;
+  for (const CheckResult& r : results)
+    if (r.verdict == Verdict::kRefused || (r.verdict == Verdict::kUnvalidated && worst == Verdict::kCleared)) worst = r.verdict;
+  int code = drift.empty() ? exit_for(worst) : exit_for(Verdict::kRefused);
+
+  if (args.json) {
+    nlohmann::ordered_json out;
+    if (results.size() == 1) {
+      out = results.front().to_json();
+      if (manifest && uses) out["drift"] = drift;
+    } else {
+      out = nlohmann::ordered_json::array();
+      for (const CheckResult& r : results) {
+        nlohmann::ordered_json one = r.to_json();
+        if (manifest && uses) one["drift"] = drift;
+        out.push_back(std::move(one));
+      }
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+  } else {
+    for (const CheckResult& r : results) {
+      Table table({"status", "key", "intrinsic", "lowered to / evidence"});
+      for (const CheckItem& item : r.items)
+        table.add({item.status, item.key.empty() ? "-" : item.key, item.intrinsic, detail(item)});
+      std::printf("%s", table.render().c_str());
+      if (!r.generic_intrinsics.empty()) {
+        std::string list;
+        for (const auto& g : r.generic_intrinsics) list += (list.empty() ? "" : " ") + g;
+        std::printf("target-independent (not gated): %s\n", list.c_str());
+      }
+      for (const std::string& d : drift)
+        std::printf("drift: %s: %s (manifest %s)\n", request.subject.c_str(), d.c_str(), manifest->path.c_str());
+      std::printf("%s\n", r.headline().c_str());
+    }
+  }
+  if (args.warn_only && code != 0) {
+    for (const CheckResult& r : results)
+      if (r.verdict != Verdict::kCleared) std::fprintf(stderr, "archdb: warning: %s\n", r.headline().c_str());
+    if (!drift.empty()) std::fprintf(stderr, "archdb: warning: %s: manifest drift (%zu intrinsics)\n", request.subject.c_str(), drift.size());
+    return 0;
+  }
+  return code;
+}
+
+}  // namespace
+
+void add_check(CLI::App& app, Context& context, int& exit_code) {
+  auto args = std::make_shared<CheckArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "check",
+      "may a kernel be built for a target? Checks catalog keys, kernel IR (.ll/.bc) or a kernel manifest against the "
+      "measured column of a flavor. Exit 0 cleared, 1 refused (or manifest drift), 2 unvalidated, 3 error");
+  cmd->add_option("--target", args->targets, "the GPU target (repeatable)")->required();
+  cmd->add_option("--flavor", args->flavor, "the flavor of the compiler that will build (llvm22)");
+  cmd->add_option("--compiler", args->compiler, "derive the flavor from this compiler's --version (its LLVM major)");
+  cmd->add_option("--keys", args->keys, "catalog keys, comma-separated");
+  cmd->add_option("--ir,ir", args->ir, "LLVM IR of the kernel (.ll text or .bc bitcode)");
+  cmd->add_option("--manifest", args->manifest,
+                  "a kernel manifest (JSON); with an IR file, also fails when the IR uses an intrinsic it does not list");
+  cmd->add_option("--name", args->name, "the kernel name in messages (default: the manifest's, or the IR's kernel)");
+  cmd->add_flag("--json", args->json, "JSON output");
+  cmd->add_flag("--warn-only", args->warn_only, "report a refusal or unvalidated verdict as a warning and exit 0");
+  cmd->callback([args, &context, &exit_code] {
+    try {
+      exit_code = check(context, *args);
+    } catch (const Error& e) {
+      // For check, 2 means unvalidated: every error is 3.
+      throw Error(kExitBadInput, e.what());
+    }
+  });
+}
+
+}  // namespace archdb::cli

@@ -1,0 +1,58 @@
+// cli/cmd_serve.cpp — `archdb serve`: the checker and the columns as a read-only HTTP service (JSON API under
+// /v1, the matrix page at /). The database must exist; it is brought up to date with data/ once, at start.
+#include <filesystem>
+
+#include "checker/service/server.h"
+#include "cli/commands.h"
+#include "support/error.h"
+
+namespace archdb::cli {
+namespace {
+
+struct ServeArgs {
+  service::ServeOptions options;
+};
+
+// The page next to an installed binary (<prefix>/share/archdb/web), else the checkout this one was built from.
+std::string default_web_dir() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "archdb" / "web";
+    if (std::filesystem::is_regular_file(installed / "index.html", ec)) return installed.string();
+  }
+  return std::string(ARCHDB_SOURCE_DIR) + "/checker/service/web";
+}
+
+int serve(const Context& ctx, ServeArgs args) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(ctx.db, ec))
+    throw input_error(ctx.db + ": no such database (give --db PATH, or create it from data/ with any other archdb "
+                               "command, e.g. `archdb coverage`)");
+  if (args.options.web_dir.empty()) args.options.web_dir = default_web_dir();
+  auto schema = std::make_shared<service::Schema>();
+  schema->catalog = ctx.load_catalog();
+  schema->targets = ctx.load_targets();
+  return service::serve(ctx.open_store(), schema, args.options);
+}
+
+}  // namespace
+
+void add_serve(CLI::App& app, Context& context, int& exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  auto& o = args->options;
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Serve the columns and the checker over HTTP, read-only: JSON API under /v1, the matrix page at /. "
+               "SIGTERM or Ctrl-C finishes the requests in flight and exits 0");
+  cmd->add_option("--host", o.host, "the address to listen on; the default serves this machine only")
+      ->capture_default_str();
+  cmd->add_option("--port", o.port, "the TCP port; 0 picks a free one (the first line printed names it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd->add_option("--web", o.web_dir, "the page's folder (default: share/archdb/web beside an installed archdb, else checker/service/web of this checkout)");
+  cmd->add_option("--threads", o.limits.threads, "connection workers (default: 16 per CPU this process may use)");
+  cmd->add_flag("--access-log", o.access_log, "print one line per request on stderr");
+  cmd->callback([&context, &exit_code, args] { exit_code = serve(context, *args); });
+}
+
+}  // namespace archdb::cli

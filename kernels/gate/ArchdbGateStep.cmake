@@ -1,0 +1,109 @@
+# ArchdbGateStep.cmake — one (kernel variant, target) of the build gate, run with
+# `cmake -DCONFIG=<step file> -P ArchdbGateStep.cmake` (ArchdbGate.cmake writes the step file):
+#   1. `archdb check --manifest` before compiling: not cleared → no code object; the build log says why;
+#   2. cleared: the device IR is compiled and checked again against the manifest (drift fails the build);
+#   3. the code object is compiled (with the backend's resource remarks), disassembled with llvm-objdump,
+#      and reported by `archdb code-object` (scratch must be 0);
+#   4. <target>.result.json records the outcome for the gate manifest.
+cmake_minimum_required(VERSION 3.20)
+include("${CONFIG}")
+
+function(json_string out value)
+  string(REPLACE "\\" "\\\\" value "${value}")
+  string(REPLACE "\"" "\\\"" value "${value}")
+  string(REPLACE "\n" "\\n" value "${value}")
+  string(REPLACE "\t" "\\t" value "${value}")
+  set(${out} "\"${value}\"" PARENT_SCOPE)
+endfunction()
+
+function(gate_fail what)
+  message(FATAL_ERROR "archdb gate: ${KERNEL} on ${TARGET}: ${what}")
+endfunction()
+
+file(MAKE_DIRECTORY "${OUT_DIR}")
+set(base "${OUT_DIR}/${TARGET}")
+file(REMOVE "${base}.hsaco" "${base}.ll" "${base}.s" "${base}.remarks" "${base}.report.json" "${base}.result.json")
+if(FLAVOR)
+  set(flavor_args --flavor "${FLAVOR}")
+else()
+  set(flavor_args --compiler "${COMPILER}")
+endif()
+
+# 1. Ask before compiling.
+execute_process(
+  COMMAND "${ARCHDB}" ${ARCHDB_ARGS} check --manifest "${MANIFEST}" --target "${TARGET}" ${flavor_args} --json
+  OUTPUT_VARIABLE check_json ERROR_VARIABLE check_err RESULT_VARIABLE rc)
+if(NOT rc MATCHES "^[012]$")
+  string(STRIP "${check_err}" check_err)
+  gate_fail("archdb check failed (exit ${rc}): ${check_err}")
+endif()
+string(JSON verdict GET "${check_json}" verdict)
+string(JSON headline GET "${check_json}" message)
+json_string(kernel_json "${KERNEL}")
+json_string(target_json "${TARGET}")
+
+set(build FALSE)
+if(verdict STREQUAL "cleared")
+  set(build TRUE)
+elseif(verdict STREQUAL "unvalidated" AND ALLOW_UNVALIDATED)
+  set(build TRUE)
+  message(WARNING "archdb gate: building without validation: ${headline}")
+endif()
+if(NOT build)
+  message(NOTICE "archdb gate: ${headline}")
+  file(WRITE "${base}.result.json"
+    "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": false, \"check\": ${check_json}}\n")
+  return()
+endif()
+
+# 2. The device IR, checked again: an intrinsic the manifest does not list is drift.
+execute_process(
+  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${TARGET} -S -emit-llvm -o "${base}.ll" "${SOURCE}"
+  ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  gate_fail("compiling device IR failed:\n${err}")
+endif()
+execute_process(
+  COMMAND "${ARCHDB}" ${ARCHDB_ARGS} check --manifest "${MANIFEST}" --ir "${base}.ll" --target "${TARGET}" ${flavor_args} --json
+  OUTPUT_VARIABLE ir_json ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc MATCHES "^[012]$")
+  gate_fail("archdb check of the device IR failed (exit ${rc}): ${err}")
+endif()
+string(JSON ndrift LENGTH "${ir_json}" drift)
+if(ndrift GREATER 0)
+  set(lines "")
+  math(EXPR last "${ndrift} - 1")
+  foreach(i RANGE ${last})
+    string(JSON d GET "${ir_json}" drift ${i})
+    string(APPEND lines "\n  ${d}")
+  endforeach()
+  gate_fail("stale manifest ${MANIFEST}: the device IR uses what it does not list:${lines}")
+endif()
+
+# 3. The code object, its disassembly and its report.
+execute_process(
+  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${TARGET} --no-gpu-bundle-output
+          -Rpass-analysis=kernel-resource-usage -o "${base}.hsaco" "${SOURCE}"
+  ERROR_VARIABLE remarks RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  gate_fail("compiling the code object failed:\n${remarks}")
+endif()
+file(WRITE "${base}.remarks" "${remarks}")
+execute_process(COMMAND "${OBJDUMP}" -d --mcpu=${TARGET} "${base}.hsaco"
+  OUTPUT_FILE "${base}.s" ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  gate_fail("llvm-objdump failed: ${err}")
+endif()
+execute_process(
+  COMMAND "${ARCHDB}" code-object "${base}.hsaco" --remarks "${base}.remarks" --disassembly "${base}.s" --json --require-no-scratch
+  OUTPUT_VARIABLE report ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  string(STRIP "${err}" err)
+  gate_fail("${err}")
+endif()
+file(WRITE "${base}.report.json" "${report}")
+get_filename_component(kernel_dir "${OUT_DIR}" NAME)
+json_string(object_json "${kernel_dir}/${TARGET}.hsaco")
+message(STATUS "archdb gate: ${headline}")
+file(WRITE "${base}.result.json"
+  "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": true, \"code_object\": ${object_json}, \"check\": ${check_json}, \"report\": ${report}}\n")

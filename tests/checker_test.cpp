@@ -1,0 +1,325 @@
+// tests/checker_test.cpp — the checker against the committed columns in a real SQLite file, kernel IR read by
+// the real LLVM (text and bitcode), manifests, and `archdb check` end to end with its exit codes.
+#include <gtest/gtest.h>
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "checker/checker.h"
+#include "checker/ir_uses.h"
+#include "checker/manifest.h"
+#include "support/error.h"
+#include "test_support.h"
+
+namespace archdb {
+namespace {
+namespace fs = std::filesystem;
+using test::run_archdb;
+
+// A kernel as clang emits one for the 4x4x4 bf16 MFMA: the atom, a work-item id, a generic intrinsic.
+constexpr const char* kKernelIr = R"(
+declare <4 x float> @llvm.amdgcn.mfma.f32.4x4x4bf16.1k(<4 x i16>, <4 x i16>, <4 x float>, i32 immarg, i32 immarg, i32 immarg)
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare float @llvm.fmuladd.f32(float, float, float)
+
+define amdgpu_kernel void @wgrad_dw7x7_bf16(ptr addrspace(1) %out, <4 x i16> %a, <4 x i16> %b) {
+  %id = call i32 @llvm.amdgcn.workitem.id.x()
+  %f = sitofp i32 %id to float
+  %g = call float @llvm.fmuladd.f32(float %f, float %f, float %f)
+  %c = insertelement <4 x float> zeroinitializer, float %g, i32 0
+  %d = call <4 x float> @llvm.amdgcn.mfma.f32.4x4x4bf16.1k(<4 x i16> %a, <4 x i16> %b, <4 x float> %c, i32 0, i32 0, i32 0)
+  store <4 x float> %d, ptr addrspace(1) %out
+  ret void
+}
+)";
+
+class CheckerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    store_ = Store::open(*dir_ / "db.sqlite").release();
+    sync_store_from_data(*store_, test::source_dir() / "data");
+  }
+  static void TearDownTestSuite() {
+    delete store_;
+    delete dir_;
+  }
+  Checker checker() const {
+    return Checker(*store_, load_catalog((test::source_dir() / "schema" / "catalog.txt").string()),
+                   load_targets((test::source_dir() / "schema" / "targets.txt").string()));
+  }
+  static CheckRequest keys(std::string target, std::vector<std::string> keys, std::string flavor = "llvm22") {
+    CheckRequest r;
+    r.subject = "wgrad_dw7x7_bf16";
+    r.target = std::move(target);
+    r.flavor = std::move(flavor);
+    r.keys = std::move(keys);
+    return r;
+  }
+  static test::TempDir* dir_;
+  static Store* store_;
+};
+test::TempDir* CheckerTest::dir_ = nullptr;
+Store* CheckerTest::store_ = nullptr;
+
+TEST_F(CheckerTest, MfmaAtomClearedOnCdnaRefusedOnRdnaWithTheBackendsWords) {
+  CheckResult on_cdna = checker().check(keys("gfx90a", {"mfma.f32.4x4x4bf16.1k", "workitem.x"}));
+  EXPECT_EQ(on_cdna.verdict, Verdict::kCleared);
+  EXPECT_EQ(on_cdna.headline(), "cleared: wgrad_dw7x7_bf16 on gfx90a (llvm22): 2 intrinsics, all ok");
+  ASSERT_EQ(on_cdna.items.size(), 2u);
+  EXPECT_EQ(on_cdna.items[0].source, "measured");
+  EXPECT_NE(std::find(on_cdna.items[0].lowered_to.begin(), on_cdna.items[0].lowered_to.end(), "v_mfma_f32_4x4x4bf16_1k"),
+            on_cdna.items[0].lowered_to.end());
+
+  CheckResult on_rdna = checker().check(keys("gfx1201", {"workitem.x", "mfma.f32.4x4x4bf16.1k"}));
+  EXPECT_EQ(on_rdna.verdict, Verdict::kRefused);
+  EXPECT_EQ(on_rdna.headline().rfind("refused: wgrad_dw7x7_bf16 on gfx1201 (llvm22): mfma.f32.4x4x4bf16.1k is "
+                                     "arch_absent — LLVM ERROR: Cannot select: intrinsic "
+                                     "%llvm.amdgcn.mfma.f32.4x4x4bf16.1k",
+                                     0),
+            0u)
+      << on_rdna.headline();
+  EXPECT_EQ(on_rdna.items[0].verdict, Verdict::kCleared);
+  EXPECT_EQ(on_rdna.items[1].verdict, Verdict::kRefused);
+}
+
+TEST_F(CheckerTest, NonAnswersWithholdClearanceButNeverRefuse) {
+  // s.barrier.signal crashes LLVM 22's branch relaxation on gfx942: no answer, so no verdict either way.
+  CheckResult crash = checker().check(keys("gfx942", {"workitem.x", "s.barrier.signal"}));
+  EXPECT_EQ(crash.verdict, Verdict::kUnvalidated);
+  EXPECT_EQ(crash.items[1].status, "toolchain_crash");
+  // One "no" decides even beside an unknown.
+  CheckResult both = checker().check(keys("gfx1201", {"s.barrier.signal", "mfma.f32.4x4x4bf16.1k"}));
+  EXPECT_EQ(both.verdict, Verdict::kRefused);
+  // A processor LLVM 19 does not know is no opinion about it.
+  CheckResult unknown_cpu = checker().check(keys("gfx950", {"mfma.f32.4x4x4bf16.1k"}, "llvm19"));
+  EXPECT_EQ(unknown_cpu.verdict, Verdict::kUnvalidated);
+  EXPECT_EQ(unknown_cpu.items[0].status, "target_unsupported");
+}
+
+TEST_F(CheckerTest, FlavorsWithoutMeasuredCellsAreUnvalidatedNamingWhy) {
+  CheckResult descriptor = checker().check(keys("gfx90a", {"mfma.f32.4x4x4bf16.1k"}, "llvm20"));
+  EXPECT_EQ(descriptor.verdict, Verdict::kUnvalidated);
+  EXPECT_NE(descriptor.headline().find("llvm20 has a descriptor but no measured cells"), std::string::npos);
+  CheckResult future = checker().check(keys("gfx90a", {"mfma.f32.4x4x4bf16.1k"}, "llvm99"));
+  EXPECT_EQ(future.verdict, Verdict::kUnvalidated);
+  EXPECT_NE(future.headline().find("no measured column for llvm99"), std::string::npos);
+}
+
+TEST_F(CheckerTest, UnknownTargetFlavorOrKeyIsAnError) {
+  auto message = [&](const CheckRequest& r) {
+    try {
+      checker().check(r);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message(keys("gfx9999", {"workitem.x"})).rfind("unknown target 'gfx9999' (wired targets: gfx908", 0), 0u);
+  EXPECT_EQ(message(keys("gfx90a", {"workitem.x"}, "gcc12")).rfind("unknown flavor 'gcc12'", 0), 0u);
+  EXPECT_EQ(message(keys("gfx90a", {"no.such.key"})).rfind("unknown key 'no.such.key'", 0), 0u);
+  EXPECT_EQ(message(keys("gfx90a", {})).rfind("nothing to check", 0), 0u);
+}
+
+TEST_F(CheckerTest, KernelIrIsMappedToKeysByTheResolvedIntrinsic) {
+  IrUses uses = scan_ir_buffer(kKernelIr, "kernel.ll");
+  EXPECT_EQ(uses.target_intrinsics,
+            (std::vector<std::string>{"llvm.amdgcn.mfma.f32.4x4x4bf16.1k", "llvm.amdgcn.workitem.id.x"}));
+  EXPECT_EQ(uses.generic_intrinsics, (std::vector<std::string>{"llvm.fmuladd.f32"}));
+  EXPECT_EQ(uses.kernels, (std::vector<std::string>{"wgrad_dw7x7_bf16"}));
+
+  CheckRequest r;
+  r.subject = uses.kernels[0];
+  r.flavor = "llvm22";
+  r.target = "gfx950";
+  r.intrinsics = uses.target_intrinsics;
+  r.generic_intrinsics = uses.generic_intrinsics;
+  CheckResult result = checker().check(r);
+  EXPECT_EQ(result.verdict, Verdict::kCleared);
+  EXPECT_EQ(result.items[0].key, "mfma.f32.4x4x4bf16.1k");
+  EXPECT_EQ(result.items[1].key, "workitem.x");
+  r.target = "gfx1250";
+  EXPECT_EQ(checker().check(r).verdict, Verdict::kRefused);
+}
+
+TEST_F(CheckerTest, BitcodeReadsLikeText) {
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic diagnostic;
+  auto module = llvm::parseAssemblyString(kKernelIr, diagnostic, context);
+  ASSERT_TRUE(module);
+  std::string bitcode;
+  llvm::raw_string_ostream os(bitcode);
+  llvm::WriteBitcodeToFile(*module, os);
+  os.flush();
+  IrUses from_bitcode = scan_ir_buffer(bitcode, "kernel.bc");
+  IrUses from_text = scan_ir_buffer(kKernelIr, "kernel.ll");
+  EXPECT_EQ(from_bitcode.target_intrinsics, from_text.target_intrinsics);
+  EXPECT_EQ(from_bitcode.kernels, from_text.kernels);
+}
+
+TEST_F(CheckerTest, AnIntrinsicOutsideTheCatalogIsUnvalidated) {
+  IrUses uses = scan_ir_buffer(R"(
+declare i32 @llvm.amdgcn.not.a.real.one(i32)
+define amdgpu_kernel void @k(ptr addrspace(1) %p) {
+  %v = call i32 @llvm.amdgcn.not.a.real.one(i32 1)
+  store i32 %v, ptr addrspace(1) %p
+  ret void
+})",
+                               "k.ll");
+  CheckRequest r;
+  r.flavor = "llvm22";
+  r.target = "gfx90a";
+  r.intrinsics = uses.target_intrinsics;
+  CheckResult result = checker().check(r);
+  EXPECT_EQ(result.verdict, Verdict::kUnvalidated);
+  EXPECT_EQ(result.items[0].status, "no_answer");
+  EXPECT_NE(result.items[0].evidence.find("not in the catalog"), std::string::npos);
+}
+
+TEST(IrUses, BrokenIrIsOneLineNamingFileAndLine) {
+  try {
+    scan_ir_buffer("define void @f() {\n  %x = add i32 1\n}\n", "broken.ll");
+    FAIL() << "broken IR was accepted";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_EQ(m.rfind("broken.ll:3:1: not valid LLVM IR: expected ','", 0), 0u) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  EXPECT_THROW(scan_ir_buffer(std::string("BC\xC0\xDE garbage", 12), "garbage.bc"), Error);
+  // Parses, but does not verify: a call whose type is not the callee's.
+  EXPECT_THROW(scan_ir_buffer("declare i32 @llvm.amdgcn.workitem.id.x()\n"
+                              "define void @f() {\n  %x = call i64 @llvm.amdgcn.workitem.id.x()\n  ret void\n}\n",
+                              "mismatch.ll"),
+               Error);
+}
+
+TEST_F(CheckerTest, ManifestDriftNamesTheUnlistedIntrinsic) {
+  IrUses uses = scan_ir_buffer(kKernelIr, "kernel.ll");
+  ColumnIndex column = ColumnIndex::load(*store_, "llvm22");
+  Catalog catalog = load_catalog((test::source_dir() / "schema" / "catalog.txt").string());
+  EXPECT_TRUE(manifest_drift(uses.target_intrinsics, {"mfma.f32.4x4x4bf16.1k", "workitem.x"}, column, catalog).empty());
+  auto drift = manifest_drift(uses.target_intrinsics, {"mfma.f32.4x4x4bf16.1k"}, column, catalog);
+  ASSERT_EQ(drift.size(), 1u);
+  EXPECT_EQ(drift[0], "llvm.amdgcn.workitem.id.x is used but its key workitem.x is not in the manifest");
+  // Without a column the catalog's plain names still map.
+  EXPECT_TRUE(manifest_drift(uses.target_intrinsics, {"mfma.f32.4x4x4bf16.1k", "workitem.x"}, ColumnIndex{}, catalog).empty());
+}
+
+TEST(Manifest, MalformedManifestsAreRefusedNamingFileAndField) {
+  auto message = [](const std::string& text) {
+    try {
+      parse_manifest(text, "m.json");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string head = R"({"schema":"archdb.kernel-manifest/v1","kernel":"k","source":"k.hip",)";
+  EXPECT_EQ(message(head + R"("keys":["workitem.x"]})"), "accepted");
+  EXPECT_EQ(message("{"), "m.json: not JSON: " + message("{").substr(std::string("m.json: not JSON: ").size()));
+  EXPECT_EQ(message(head + R"("keys":[]})"), "m.json: manifest field 'keys' is empty");
+  EXPECT_EQ(message(head + R"("keys":"workitem.x"})"), "m.json: manifest field 'keys' must be a list of strings");
+  EXPECT_EQ(message(head + R"("keys":["a","a"]})"), "m.json: key 'a' listed twice");
+  EXPECT_EQ(message(head + R"("keys":["Bad Key"]})"), "m.json: 'Bad Key' is not a valid key");
+  EXPECT_EQ(message(head + R"("keys":["a"],"extra":1})"), "m.json: unknown manifest field 'extra'");
+  EXPECT_EQ(message(R"({"schema":"v0","kernel":"k","source":"s","keys":["a"]})"),
+            "m.json: manifest 'schema' must be \"archdb.kernel-manifest/v1\"");
+}
+
+TEST(CompilerFlavor, FromVersionText) {
+  EXPECT_EQ(flavor_from_version_text("Debian clang version 22.1.8 (++20250101-1~exp1)\nTarget: x86_64"), "llvm22");
+  EXPECT_EQ(flavor_from_version_text("AMD clang version 20.0.0git (https://github.com/ROCm/llvm-project roc-7.1.0)"),
+            "llvm20");
+  EXPECT_EQ(flavor_from_version_text("LLVM (http://llvm.org/):\n  LLVM version 19.1.7\n"), "llvm19");
+  EXPECT_EQ(flavor_from_version_text("gcc (Debian 12.2.0-14) 12.2.0"), std::nullopt);
+  EXPECT_THROW(flavor_of_compiler("/nonexistent/clang"), Error);
+  if (fs::exists("/usr/bin/clang-22")) {
+    EXPECT_EQ(flavor_of_compiler("/usr/bin/clang-22"), "llvm22");
+  }
+}
+
+// `archdb check` end to end: exit codes, JSON, --warn-only, files.
+struct CheckCli : ::testing::Test {
+  test::TempDir dir;
+  test::RunResult check(std::vector<std::string> args) {
+    std::vector<std::string> all = {"--db", (dir / "db.sqlite").string(), "--data", (test::source_dir() / "data").string(),
+                                    "check"};
+    all.insert(all.end(), args.begin(), args.end());
+    return run_archdb(all);
+  }
+};
+
+TEST_F(CheckCli, ExitCodesSayClearedRefusedUnvalidatedOrError) {
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm22", "--keys", "mfma.f32.4x4x4bf16.1k"}).exit_code, 0);
+  auto refused = check({"--target", "gfx1201", "--flavor", "llvm22", "--keys", "mfma.f32.4x4x4bf16.1k"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.out.find("refused: (keys) on gfx1201 (llvm22): mfma.f32.4x4x4bf16.1k is arch_absent"), std::string::npos)
+      << refused.out;
+  EXPECT_EQ(check({"--target", "gfx942", "--flavor", "llvm22", "--keys", "s.barrier.signal"}).exit_code, 2);
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm20", "--keys", "workitem.x"}).exit_code, 2);
+  auto unknown = check({"--target", "gfx9999", "--flavor", "llvm22", "--keys", "workitem.x"});
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_EQ(unknown.err.rfind("archdb: unknown target 'gfx9999'", 0), 0u) << unknown.err;
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm22", "--keys", "nope"}).exit_code, 3);
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm22", "--bogus-flag"}).exit_code, 3);
+  EXPECT_EQ(check({"--target", "gfx90a", "--keys", "workitem.x"}).exit_code, 3);  // no flavor
+  // Several targets: the most severe verdict decides.
+  EXPECT_EQ(check({"--target", "gfx90a", "--target", "gfx1201", "--flavor", "llvm22", "--keys", "mfma.f32.4x4x4bf16.1k"})
+                .exit_code,
+            1);
+}
+
+TEST_F(CheckCli, WarnOnlyReportsButPasses) {
+  auto r = check({"--target", "gfx1201", "--flavor", "llvm22", "--keys", "mfma.f32.4x4x4bf16.1k", "--warn-only"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("archdb: warning: refused: (keys) on gfx1201"), std::string::npos) << r.err;
+}
+
+TEST_F(CheckCli, IrFileJsonAndCompilerFlavor) {
+  test::write(dir / "k.ll", kKernelIr);
+  std::vector<std::string> flavor = {"--flavor", "llvm22"};
+  if (fs::exists("/usr/bin/clang-22")) flavor = {"--compiler", "/usr/bin/clang-22"};
+  std::vector<std::string> args = {"--target", "gfx1201", "--json", (dir / "k.ll").string()};
+  args.insert(args.end(), flavor.begin(), flavor.end());
+  auto r = check(args);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "refused");
+  EXPECT_EQ(j["flavor"], "llvm22");
+  EXPECT_EQ(j["subject"], "wgrad_dw7x7_bf16");
+  EXPECT_EQ(j["items"][0]["key"], "mfma.f32.4x4x4bf16.1k");
+  EXPECT_EQ(j["items"][0]["status"], "arch_absent");
+  EXPECT_EQ(j["generic_intrinsics"][0], "llvm.fmuladd.f32");
+
+  test::write(dir / "broken.ll", "define void @f( {");
+  auto broken = check({"--target", "gfx90a", "--flavor", "llvm22", (dir / "broken.ll").string()});
+  EXPECT_EQ(broken.exit_code, 3);
+  EXPECT_NE(broken.err.find("broken.ll:1:"), std::string::npos) << broken.err;
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm22", (dir / "missing.ll").string()}).exit_code, 3);
+}
+
+TEST_F(CheckCli, ManifestWithIrFailsOnDrift) {
+  test::write(dir / "k.ll", kKernelIr);
+  test::write(dir / "full.json", R"({"schema":"archdb.kernel-manifest/v1","kernel":"wgrad_dw7x7_bf16","source":"k.hip",
+    "keys":["mfma.f32.4x4x4bf16.1k","workitem.x"]})");
+  test::write(dir / "stale.json", R"({"schema":"archdb.kernel-manifest/v1","kernel":"wgrad_dw7x7_bf16","source":"k.hip",
+    "keys":["mfma.f32.4x4x4bf16.1k"]})");
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm22", "--manifest", (dir / "full.json").string()}).exit_code, 0);
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm22", "--manifest", (dir / "full.json").string(), "--ir",
+                   (dir / "k.ll").string()})
+                .exit_code,
+            0);
+  auto stale = check({"--target", "gfx90a", "--flavor", "llvm22", "--manifest", (dir / "stale.json").string(), "--ir",
+                      (dir / "k.ll").string()});
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_NE(stale.out.find("drift: wgrad_dw7x7_bf16: llvm.amdgcn.workitem.id.x is used but its key workitem.x"),
+            std::string::npos)
+      << stale.out;
+}
+
+}  // namespace
+}  // namespace archdb

@@ -1,0 +1,637 @@
+// tests/service_test.cpp — `archdb serve` end to end: the real binary on a free port of 127.0.0.1, against a
+// fresh database made from data/, spoken to with cpp-httplib's client and with raw sockets. The JSON API,
+// its errors (each followed by a request that must still be served), slow clients, path traversal, a column
+// rewritten while clients read, SIGTERM in the middle of a request, and bad databases at start-up.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <httplib.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "db/store.h"
+#include "test_support.h"
+
+extern char** environ;
+
+namespace archdb {
+namespace {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kKey = "mfma.f32.4x4x4bf16.1k";
+
+// A fresh database made from the committed columns (what any archdb command does on first use).
+fs::path make_database(const test::TempDir& dir) {
+  fs::path db = dir / "db.sqlite";
+  auto r = test::run_archdb({"--db", db.string(), "runs", "--limit", "1"});
+  if (r.exit_code != 0) throw std::runtime_error("cannot create the database: " + r.err);
+  return db;
+}
+
+// `archdb serve --port 0 ...` in the background; the first line it prints names the port.
+class ServerProcess {
+ public:
+  ServerProcess(const fs::path& db, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {ARCHDB_BINARY, "--db", db.string(), "serve", "--port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    int out[2];
+    if (::pipe(out) != 0) throw std::runtime_error("pipe");
+    err_path_ = io_ / "stderr";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+    posix_spawn_file_actions_addclose(&actions, out[0]);
+    posix_spawn_file_actions_addclose(&actions, out[1]);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0)
+      throw std::runtime_error("cannot start archdb serve");
+    posix_spawn_file_actions_destroy(&actions);
+    ::close(out[1]);
+    out_ = out[0];
+    std::string line;
+    auto until = Clock::now() + std::chrono::seconds(30);
+    while (line.find('\n') == std::string::npos && Clock::now() < until) {
+      pollfd p{out_, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      char c[256];
+      ssize_t n = ::read(out_, c, sizeof c);
+      if (n <= 0) break;
+      line.append(c, static_cast<size_t>(n));
+    }
+    size_t at = line.find("127.0.0.1:");
+    if (at == std::string::npos) throw std::runtime_error("archdb serve did not start: " + line + test::read(err_path_));
+    port_ = std::stoi(line.substr(at + 10));
+  }
+  ~ServerProcess() {
+    if (pid_ > 0) stop();
+    ::close(out_);
+  }
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  // Sends `sig` and waits; the exit status (128+signal if killed).
+  int stop(int sig = SIGTERM) {
+    ::kill(pid_, sig);
+    return wait();
+  }
+  int wait() {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  std::string err() const { return test::read(err_path_); }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_connection_timeout(5);
+    c.set_read_timeout(20);
+    return c;
+  }
+
+ private:
+  test::TempDir io_;
+  fs::path err_path_;
+  pid_t pid_ = -1;
+  int out_ = -1;
+  int port_ = 0;
+};
+
+// A raw TCP connection, for what a well-behaved client would never send.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) throw std::runtime_error("connect");
+  }
+  ~RawConnection() { ::close(fd_); }
+  void send(const std::string& bytes) { (void)::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL); }
+  // Reads until the peer closes or `timeout` passes; `closed` says which.
+  std::string read_all(std::chrono::milliseconds timeout, bool* closed = nullptr) {
+    std::string out;
+    auto until = Clock::now() + timeout;
+    if (closed) *closed = false;
+    while (Clock::now() < until) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      char buf[4096];
+      ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) {
+        if (closed) *closed = true;
+        break;
+      }
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+json body_of(const httplib::Result& r) {
+  if (!r) throw std::runtime_error("no response: " + httplib::to_string(r.error()));
+  return json::parse(r->body);
+}
+
+// Every error is JSON with the status, its reason and a message.
+void expect_error(const httplib::Result& r, int status, const std::string& message_part) {
+  ASSERT_TRUE(r) << httplib::to_string(r.error());
+  EXPECT_EQ(r->status, status) << r->body;
+  EXPECT_EQ(r->get_header_value("Content-Type"), "application/json");
+  json j = json::parse(r->body, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r->body;
+  EXPECT_EQ(j["status"], status);
+  EXPECT_NE(j["message"].get<std::string>().find(message_part), std::string::npos) << j["message"];
+}
+
+// The server still answers.
+void expect_serving(const ServerProcess& s) {
+  auto c = s.client();
+  auto r = c.Get("/v1/cells/llvm22/mfma.f32.4x4x4bf16.1k/gfx90a");
+  ASSERT_TRUE(r) << "the server stopped serving";
+  EXPECT_EQ(r->status, 200);
+}
+
+class Service : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir;
+    db_ = make_database(*dir_);
+    server_ = new ServerProcess(db_);
+  }
+  static void TearDownTestSuite() {
+    EXPECT_EQ(server_->stop(), 0) << server_->err();
+    delete server_;
+    delete dir_;
+  }
+  static test::TempDir* dir_;
+  static fs::path db_;
+  static ServerProcess* server_;
+};
+test::TempDir* Service::dir_ = nullptr;
+fs::path Service::db_;
+ServerProcess* Service::server_ = nullptr;
+
+TEST_F(Service, FlavorsComeWithTheirProvenance) {
+  auto c = server_->client();
+  auto r = c.Get("/v1/flavors");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  json j = body_of(r);
+  std::map<std::string, json> by_name;
+  for (const auto& f : j["flavors"]) by_name[f["name"]] = f;
+  ASSERT_TRUE(by_name.count("llvm22")) << r->body.substr(0, 500);
+  const json& f = by_name["llvm22"];
+  EXPECT_EQ(f["origin"], "measured");
+  EXPECT_EQ(f["provenance"]["schema"], "archdb.column/v1");
+  EXPECT_EQ(f["provenance"]["toolchain"]["llvm_major"], 22);
+  EXPECT_EQ(f["cells"].get<int>(), f["keys"].get<int>() * static_cast<int>(f["targets"].size()));
+  EXPECT_GT(f["counts"]["ok"].get<int>(), 0);
+  ASSERT_TRUE(by_name.count("llvm20"));
+  EXPECT_EQ(by_name["llvm20"]["origin"], "descriptor");
+  EXPECT_EQ(by_name["llvm20"]["cells"], 0);
+  // The flavors are in LLVM order.
+  std::vector<std::string> names;
+  for (const auto& x : j["flavors"]) names.push_back(x["name"]);
+  EXPECT_LT(std::find(names.begin(), names.end(), "llvm19"), std::find(names.begin(), names.end(), "llvm22"));
+  auto one = c.Get("/v1/flavors/llvm22");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(body_of(one), f);
+  expect_error(c.Get("/v1/flavors/llvm99"), 404, "unknown flavor 'llvm99'");
+}
+
+TEST_F(Service, TargetsWithFamiliesAndKeysWithSearch) {
+  auto c = server_->client();
+  json t = body_of(c.Get("/v1/targets"));
+  std::map<std::string, std::string> family;
+  for (const auto& x : t["targets"]) family[x["name"]] = x["family"];
+  EXPECT_EQ(family["gfx90a"], "gfx9");
+  EXPECT_EQ(family["gfx1030"], "gfx10");
+  EXPECT_EQ(family["gfx11-generic"], "gfx11");
+  EXPECT_EQ(family["gfx1201"], "gfx12");
+  EXPECT_EQ(t["families"][0]["name"], "gfx9");
+
+  json k = body_of(c.Get("/v1/keys?q=4X4X4BF16"));
+  ASSERT_GT(k["total"].get<int>(), 0);
+  bool found = false;
+  for (const auto& x : k["keys"]) {
+    std::string key = x["key"], spec = x["spec"].is_null() ? "" : x["spec"].get<std::string>();
+    EXPECT_TRUE(key.find("4x4x4bf16") != std::string::npos || spec.find("4x4x4bf16") != std::string::npos) << key;
+    found |= key == kKey;
+  }
+  EXPECT_TRUE(found);
+  json page = body_of(c.Get("/v1/keys?flavor=llvm22&limit=5&offset=2"));
+  EXPECT_EQ(page["keys"].size(), 5u);
+  EXPECT_EQ(page["offset"], 2);
+  EXPECT_TRUE(page["keys"][0].contains("intrinsic"));
+  expect_error(c.Get("/v1/keys?limit=-1"), 400, "non-negative integer");
+}
+
+TEST_F(Service, OneCellWithItsEvidence) {
+  auto c = server_->client();
+  json ok = body_of(c.Get(std::string("/v1/cells/llvm22/") + kKey + "/gfx90a"));
+  EXPECT_EQ(ok["status"], "ok");
+  EXPECT_EQ(ok["answer"], true);
+  EXPECT_EQ(ok["intrinsic"], "llvm.amdgcn.mfma.f32.4x4x4bf16.1k");
+  EXPECT_NE(ok["lowered_to"].dump().find("v_mfma_f32_4x4x4bf16_1k"), std::string::npos);
+  json no = body_of(c.Get(std::string("/v1/cells/llvm22/") + kKey + "/gfx1201"));
+  EXPECT_EQ(no["status"], "arch_absent");
+  EXPECT_EQ(no["answer"], true);
+  EXPECT_NE(no["evidence"].get<std::string>().find("Cannot select"), std::string::npos);
+  json crash = body_of(c.Get("/v1/cells/llvm22/s.barrier.signal/gfx942"));
+  EXPECT_EQ(crash["status"], "toolchain_crash");
+  EXPECT_EQ(crash["answer"], false) << "a crash is no answer";
+
+  expect_error(c.Get("/v1/cells/llvm99/x/gfx90a"), 404, "unknown flavor");
+  expect_error(c.Get("/v1/cells/llvm22/mfma.f32.4x4x4bf16/gfx90a"), 404, "did you mean");
+  expect_error(c.Get(std::string("/v1/cells/llvm22/") + kKey + "/gfx999"), 404, "no cell");
+  expect_error(c.Get(std::string("/v1/cells/llvm20/") + kKey + "/gfx90a"), 404, "descriptor");
+  expect_error(c.Get(std::string("/v1/cells/llvm22/") + kKey + "/gfx90a?verbose=1"), 400, "unknown parameter 'verbose'");
+}
+
+TEST_F(Service, MatrixSliceWithFilters) {
+  auto c = server_->client();
+  json m = body_of(c.Get("/v1/matrix?flavor=llvm22&targets=gfx90a,gfx1201&q=4x4x4bf16.1K"));
+  EXPECT_EQ(m["targets"], json::array({"gfx90a", "gfx1201"}));
+  bool found = false;
+  for (const auto& row : m["rows"])
+    if (row["key"] == kKey) {
+      found = true;
+      EXPECT_EQ(row["statuses"], json::array({"ok", "arch_absent"}));
+    }
+  EXPECT_TRUE(found) << m.dump();
+
+  json all = body_of(c.Get("/v1/matrix?flavor=llvm22"));
+  EXPECT_EQ(all["rows"].size(), all["total_keys"].get<size_t>());
+  EXPECT_EQ(all["targets"].size(), 11u);
+
+  json crashes = body_of(c.Get("/v1/matrix?flavor=llvm22&status=toolchain_crash&family=gfx9"));
+  ASSERT_GT(crashes["rows"].size(), 0u);
+  for (const auto& t : crashes["targets"]) EXPECT_EQ(t.get<std::string>().substr(0, 4), "gfx9");
+  for (const auto& row : crashes["rows"])
+    EXPECT_NE(row["statuses"].dump().find("toolchain_crash"), std::string::npos) << row.dump();
+
+  json full = body_of(c.Get(std::string("/v1/matrix?flavor=llvm22&detail=full&targets=gfx1201&keys=") + kKey));
+  ASSERT_EQ(full["rows"].size(), 1u);
+  EXPECT_NE(full["rows"][0]["cells"][0]["evidence"].get<std::string>().find("Cannot select"), std::string::npos);
+
+  json paged = body_of(c.Get("/v1/matrix?flavor=llvm22&limit=3&offset=10"));
+  EXPECT_EQ(paged["rows"].size(), 3u);
+  EXPECT_EQ(paged["rows"][0]["key"], all["rows"][10]["key"]);
+
+  expect_error(c.Get("/v1/matrix"), 400, "'flavor' is required");
+  expect_error(c.Get("/v1/matrix?flavor=llvm22&status=maybe"), 400, "unknown status 'maybe'");
+  expect_error(c.Get("/v1/matrix?flavor=llvm22&targets=gfx9000"), 400, "unknown target 'gfx9000'");
+  expect_error(c.Get("/v1/matrix?flavor=llvm22&flavor=llvm23"), 400, "more than once");
+  expect_error(c.Get("/v1/matrix?flavor=llvm22&sort=key&colour=1"), 400, "unknown parameters 'sort', 'colour'");
+}
+
+TEST_F(Service, HistoryAndDiffAreTheCommandLinesDocuments) {
+  auto c = server_->client();
+  json api = body_of(c.Get("/v1/history/s.barrier.signal"));
+  auto cli = test::run_archdb({"--db", db_.string(), "history", "s.barrier.signal", "--json"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(api, json::parse(cli.out));
+  json one = body_of(c.Get("/v1/history/s.barrier.signal?targets=gfx942"));
+  EXPECT_EQ(one["targets"].size(), 1u);
+  EXPECT_NE(one["targets"]["gfx942"]["summary"].get<std::string>().find("toolchain_crash"), std::string::npos);
+  expect_error(c.Get("/v1/history/no.such.key"), 404, "unknown key");
+
+  json d = body_of(c.Get("/v1/diff/llvm22/llvm23"));
+  auto cli_diff = test::run_archdb({"--db", db_.string(), "diff", "llvm22", "llvm23", "--json"});
+  ASSERT_EQ(cli_diff.exit_code, 0) << cli_diff.err;
+  json expected = json::parse(cli_diff.out);
+  for (const char* field : {"from", "to", "shared_cells", "groups"}) EXPECT_EQ(d[field], expected[field]) << field;
+  json filtered = body_of(c.Get("/v1/diff/llvm22/llvm23?group=crash%20fixed&group=became%20ok"));
+  for (const auto& [g, list] : filtered["groups"].items()) EXPECT_TRUE(g == "crash fixed" || g == "became ok") << g;
+  expect_error(c.Get("/v1/diff/llvm22/llvm23?group=worse"), 400, "unknown group 'worse'");
+  expect_error(c.Get("/v1/diff/llvm22/llvm99"), 404, "unknown flavor 'llvm99'");
+}
+
+TEST_F(Service, CheckKeysIntrinsicsAndIr) {
+  auto c = server_->client();
+  auto post = [&](const json& j) { return c.Post("/v1/check", j.dump(), "application/json"); };
+  json refused = body_of(post({{"flavor", "llvm22"}, {"target", "gfx1201"}, {"keys", {kKey}}}));
+  EXPECT_EQ(refused["verdict"], "refused");
+  EXPECT_NE(refused["results"][0]["message"].get<std::string>().find("Cannot select"), std::string::npos);
+  json cleared = body_of(post({{"flavor", "llvm22"}, {"targets", {"gfx90a", "gfx942"}}, {"keys", {kKey}}}));
+  EXPECT_EQ(cleared["verdict"], "cleared");
+  EXPECT_EQ(cleared["results"].size(), 2u);
+  json by_name = body_of(post({{"compiler_version", "Debian clang version 22.1.8"}, {"target", "gfx942"},
+                               {"intrinsics", {"llvm.amdgcn.s.barrier.signal"}}}));
+  EXPECT_EQ(by_name["flavor"], "llvm22");
+  EXPECT_EQ(by_name["verdict"], "unvalidated") << "a crash is no answer, never a refusal";
+
+  const std::string ir =
+      "declare void @llvm.amdgcn.s.barrier()\n"
+      "define amdgpu_kernel void @wgrad() {\n  call void @llvm.amdgcn.s.barrier()\n  ret void\n}\n";
+  json from_ir = body_of(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"ir", ir}}));
+  EXPECT_EQ(from_ir["verdict"], "cleared") << from_ir.dump();
+  EXPECT_EQ(from_ir["kernels"], json::array({"wgrad"}));
+  EXPECT_EQ(from_ir["results"][0]["subject"], "wgrad");
+  // The same IR as the body itself, the rest in the query.
+  auto raw = c.Post("/v1/check?flavor=llvm22&target=gfx90a", ir, "text/x-llvm-ir");
+  EXPECT_EQ(body_of(raw)["verdict"], "cleared");
+
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"ir", "define void @f( {"}}), 422, "not valid LLVM IR");
+  expect_serving(*server_);
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"ir", std::string((1u << 20) + 1, ';')}}), 413,
+               "the limit is 1048576 bytes");
+  expect_error(c.Post("/v1/check", std::string((2u << 20) + 10, ' '), "application/json"), 413, "request body too large");
+  expect_serving(*server_);
+  expect_error(c.Post("/v1/check", "{\"flavor\": \"llvm22\", ", "application/json"), 400, "malformed JSON");
+  expect_error(c.Post("/v1/check", "[1, 2]", "application/json"), 400, "JSON object");
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {kKey}}, {"verbose", true}}), 400,
+               "unknown field 'verbose'");
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", kKey}}), 400, "array of strings");
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}}), 400, "exactly one of");
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx9000"}, {"keys", {kKey}}}), 400, "unknown target 'gfx9000'");
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {"no.such.key"}}}), 400, "unknown key");
+  expect_error(post({{"flavor", "clang22"}, {"target", "gfx90a"}, {"keys", {kKey}}}), 400, "unknown flavor");
+  expect_error(c.Post("/v1/check", "<xml/>", "application/xml"), 415, "not accepted");
+  expect_error(c.Get("/v1/check"), 405, "use POST");
+  expect_serving(*server_);
+}
+
+TEST_F(Service, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
+  auto c = server_->client();
+  expect_error(c.Get("/v1/nothing/here"), 404, "no such endpoint");
+  auto wrong_method = c.Delete("/v1/flavors");
+  expect_error(wrong_method, 405, "use GET");
+  EXPECT_EQ(wrong_method->get_header_value("Allow"), "GET, HEAD");
+  expect_error(c.Post("/v1/flavors", "{}", "application/json"), 405, "use GET");
+  expect_error(c.Get("/v1/matrix?flavor=llvm22&q=%zz"), 400, "percent-encoding");
+  expect_serving(*server_);
+
+  // Path traversal in static file requests, however spelled: refused with a JSON message.
+  for (std::string target : {"/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/..%2f..%2fetc%2fpasswd",
+                             "/web/../../../etc/passwd", "/./index.html", "/%2E%2E/README.md"}) {
+    RawConnection raw(server_->port());
+    raw.send("GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    std::string response = raw.read_all(std::chrono::seconds(5));
+    EXPECT_EQ(response.rfind("HTTP/1.1 400", 0), 0u) << target << ": " << response;
+    EXPECT_NE(response.find("\"message\":\"refused: path traversal"), std::string::npos) << response;
+    EXPECT_EQ(response.find("root:"), std::string::npos);
+  }
+  expect_error(c.Get("/etc/passwd"), 404, "no such file");
+  expect_error(c.Get("/index.html.bak"), 404, "no such file");
+
+  // Malformed HTTP, a URI over the limit: JSON too, and the connection ends.
+  for (std::string request : {"BREW /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", "GET /v1/status\r\nHost: x\r\n\r\n",
+                              "GET /v1/status HTTP/7.0\r\nHost: x\r\n\r\n"}) {
+    RawConnection raw(server_->port());
+    raw.send(request);
+    bool closed = false;
+    std::string response = raw.read_all(std::chrono::seconds(5), &closed);
+    EXPECT_EQ(response.rfind("HTTP/1.1 400", 0), 0u) << response;
+    EXPECT_NE(response.find("\"message\":\"malformed HTTP request\""), std::string::npos) << response;
+    EXPECT_TRUE(closed);
+  }
+  {
+    RawConnection raw(server_->port());
+    raw.send("GET /v1/" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string response = raw.read_all(std::chrono::seconds(5));
+    EXPECT_EQ(response.rfind("HTTP/1.1 414", 0), 0u) << response.substr(0, 200);
+  }
+  expect_serving(*server_);
+}
+
+TEST_F(Service, TheStaticPageIsServed) {
+  auto c = server_->client();
+  auto index = c.Get("/");
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_EQ(index->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(index->body.find("app.js"), std::string::npos);
+  EXPECT_NE(index->get_header_value("Content-Security-Policy").find("default-src 'self'"), std::string::npos);
+  auto js = c.Get("/app.js");
+  ASSERT_TRUE(js);
+  EXPECT_EQ(js->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(c.Get("/style.css")->status, 200);
+  // Conditional requests: an unchanged resource is 304, for the page and for the API.
+  for (const char* path : {"/app.js", "/v1/flavors"}) {
+    auto first = c.Get(path);
+    std::string etag = first->get_header_value("ETag");
+    ASSERT_FALSE(etag.empty()) << path;
+    auto again = c.Get(path, httplib::Headers{{"If-None-Match", etag}});
+    EXPECT_EQ(again->status, 304) << path;
+    EXPECT_TRUE(again->body.empty());
+  }
+}
+
+TEST_F(Service, SlowClientsAreCutOffWhileOthersAreServed) {
+  // One client sends half a request and goes quiet; another trickles a byte a second.
+  RawConnection silent(server_->port()), trickle(server_->port());
+  silent.send("GET /v1/flavors HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  std::atomic<bool> done{false};
+  std::thread trickler([&] {
+    std::string request = "GET /v1/flavors HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + std::string(40, 'z') + "\r\n\r\n";
+    for (char ch : request) {
+      if (done) break;
+      trickle.send(std::string(1, ch));
+      std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    }
+  });
+  // Meanwhile everyone else is served, promptly.
+  auto start = Clock::now();
+  auto c = server_->client();
+  for (int i = 0; i < 50; ++i) {
+    auto r = c.Get("/v1/cells/llvm22/mfma.f32.4x4x4bf16.1k/gfx1201");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  // The silent one is answered 408 and closed after the read timeout (5 s).
+  bool closed = false;
+  std::string response = silent.read_all(std::chrono::seconds(9), &closed);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(9));
+  EXPECT_EQ(response.rfind("HTTP/1.1 408", 0), 0u) << response;
+  EXPECT_NE(response.find("\"message\""), std::string::npos) << response;
+  EXPECT_TRUE(closed);
+  // The trickler never finishes within the 10 s a whole request may take: 408 and closed.
+  response = trickle.read_all(std::chrono::seconds(8), &closed);
+  done = true;
+  trickler.join();
+  EXPECT_EQ(response.rfind("HTTP/1.1 408", 0), 0u) << response;
+  EXPECT_TRUE(closed);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(13));
+  expect_serving(*server_);
+}
+
+// A column rewritten in a loop by another connection (as `regen` replaces one, in one transaction) while
+// clients read it: every response shows the old column or the new one, whole.
+TEST(ServiceConcurrency, ReadersSeeAWholeColumnWhileItIsRewritten) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db);
+  auto writer_store = Store::open(db);
+  std::vector<Cell> a, b;
+  for (const Cell& c : writer_store->cells("llvm22")) {
+    Cell x = c;
+    x.status = Status::kOk;
+    x.evidence.clear();
+    x.lowered_to = {"v_version_a"};
+    a.push_back(x);
+    Cell y = c;
+    y.status = Status::kArchAbsent;
+    y.evidence = "version B";
+    y.lowered_to.clear();
+    y.imm.reset();
+    y.mc_check.clear();
+    y.note.clear();
+    b.push_back(y);
+  }
+  ASSERT_GT(a.size(), 1000u);
+  const std::string provenance = R"({"schema": "archdb.column/v1", "flavor": "llvm99"})";
+  writer_store->replace_column("llvm99", Origin::kMeasured, provenance, a, "digest-a", std::nullopt);
+  {
+    // The server notices another connection's commit on its own (within a poll interval).
+    auto c = server.client();
+    auto until = Clock::now() + std::chrono::seconds(5);
+    while (Clock::now() < until && c.Get("/v1/flavors/llvm99")->status != 200)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_EQ(c.Get("/v1/flavors/llvm99")->status, 200);
+  }
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> writes{0};
+  std::thread writer([&] {
+    for (int i = 0; !stop && i < 400; ++i) {
+      writer_store->replace_column("llvm99", Origin::kMeasured, provenance, i % 2 ? a : b,
+                                   i % 2 ? "digest-a" : "digest-b", std::nullopt);
+      ++writes;
+    }
+  });
+  std::atomic<int> seen_a{0}, seen_b{0}, mixed{0}, failed{0};
+  auto reader = [&] {
+    auto c = server.client();
+    auto until = Clock::now() + std::chrono::seconds(5);
+    while (Clock::now() < until) {
+      auto r = c.Get("/v1/matrix?flavor=llvm99");
+      if (!r || r->status != 200) {
+        if (++failed < 3) ADD_FAILURE() << (r ? r->body : httplib::to_string(r.error()));
+        continue;
+      }
+      json m = json::parse(r->body);
+      std::set<std::string> statuses;
+      for (const auto& row : m["rows"])
+        for (const auto& s : row["statuses"]) statuses.insert(s.is_null() ? "null" : s.get<std::string>());
+      if (statuses == std::set<std::string>{"ok"} && m["counts"]["ok"].get<size_t>() == a.size()) ++seen_a;
+      else if (statuses == std::set<std::string>{"arch_absent"} && m["counts"]["arch_absent"].get<size_t>() == b.size()) ++seen_b;
+      else ++mixed;
+      // A single cell and the flavor's counts come from one snapshot too.
+      auto f = c.Get("/v1/flavors/llvm99");
+      if (f && f->status == 200) {
+        json fj = json::parse(f->body);
+        int ok = fj["counts"]["ok"], absent = fj["counts"]["arch_absent"];
+        if (!((ok == static_cast<int>(a.size()) && absent == 0) || (ok == 0 && absent == static_cast<int>(b.size()))))
+          ++mixed;
+      }
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  r1.join();
+  r2.join();
+  stop = true;
+  writer.join();
+  std::printf("[          ] %d column writes; readers saw column A %d times and B %d times, mixed %d times\n",
+              writes.load(), seen_a.load(), seen_b.load(), mixed.load());
+  EXPECT_EQ(mixed, 0) << "a response mixed the two columns";
+  EXPECT_EQ(failed, 0);
+  EXPECT_GT(writes, 4);
+  EXPECT_GT(seen_a, 0);
+  EXPECT_GT(seen_b, 0) << "the server never showed the rewritten column";
+  EXPECT_EQ(server.stop(), 0) << server.err();
+}
+
+TEST(ServiceLifecycle, SigtermFinishesTheRequestInFlightAndExitsZero) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db);
+  // An idle kept-alive connection does not hold the drain up.
+  auto idle = server.client();
+  idle.set_keep_alive(true);
+  ASSERT_EQ(idle.Get("/v1/status")->status, 200);
+
+  // A request in flight: headers and half the body sent, the rest after SIGTERM.
+  std::string body = R"({"flavor": "llvm22", "target": "gfx1201", "keys": ["mfma.f32.4x4x4bf16.1k"]})";
+  RawConnection raw(server.port());
+  raw.send("POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto start = Clock::now();
+  ::kill(server.pid(), SIGTERM);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  raw.send(body.substr(20));
+  bool closed = false;
+  std::string response = raw.read_all(std::chrono::seconds(10), &closed);
+  EXPECT_EQ(response.rfind("HTTP/1.1 200", 0), 0u) << response;
+  EXPECT_NE(response.find("\"verdict\":\"refused\""), std::string::npos) << response;
+  EXPECT_NE(response.find("Connection: close"), std::string::npos) << "a draining server closes after answering";
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(server.wait(), 0) << server.err();
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(server.err().find("stopped"), std::string::npos) << server.err();
+}
+
+TEST(ServiceLifecycle, AMissingOrCorruptDatabaseIsAClearError) {
+  test::TempDir dir;
+  auto missing = test::run_archdb({"--db", (dir / "none.sqlite").string(), "serve", "--port", "0"});
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_NE(missing.err.find("no such database"), std::string::npos) << missing.err;
+  EXPECT_EQ(missing.out.find("listening"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "none.sqlite")) << "serve never creates a database";
+
+  test::write(dir / "corrupt.sqlite", "SQLite format 3" + std::string(4096, '\x7f'));
+  auto corrupt = test::run_archdb({"--db", (dir / "corrupt.sqlite").string(), "serve", "--port", "0"});
+  EXPECT_EQ(corrupt.exit_code, 3) << corrupt.err;
+  EXPECT_NE(corrupt.err.find("corrupt.sqlite"), std::string::npos) << corrupt.err;
+  EXPECT_EQ(corrupt.out.find("listening"), std::string::npos);
+
+  auto no_web = test::run_archdb({"--db", make_database(dir).string(), "serve", "--port", "0", "--web", dir.path().string()});
+  EXPECT_EQ(no_web.exit_code, 2);
+  EXPECT_NE(no_web.err.find("has no index.html"), std::string::npos) << no_web.err;
+}
+
+TEST(ServiceLifecycle, APortInUseIsAClearError) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess first(db);
+  auto second = test::run_archdb({"--db", db.string(), "serve", "--port", std::to_string(first.port())});
+  EXPECT_EQ(second.exit_code, 2);
+  EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos) << second.err;
+  expect_serving(first);
+}
+
+TEST(ServiceLifecycle, WebOverridesThePageFolder) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  test::write(dir / "web/index.html", "<!doctype html><title>another page</title>");
+  ServerProcess server(db, {"--web", (dir / "web").string()});
+  auto c = server.client();
+  EXPECT_NE(c.Get("/")->body.find("another page"), std::string::npos);
+  EXPECT_EQ(c.Get("/app.js")->status, 404);
+}
+
+}  // namespace
+}  // namespace archdb

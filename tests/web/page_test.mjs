@@ -1,0 +1,167 @@
+// tests/web/page_test.mjs — the `archdb serve` page in a real browser: Debian's Chromium, driven by
+// playwright-core (installed by `tools/install-deps --web` into tests/web/node_modules). Starts the real
+// binary on a free port against a fresh database made from data/, then checks that the page loads, colours
+// a known ok and a known arch_absent cell as such, draws a non-answer differently, filters rows as you type,
+// and shows a cell's evidence and lowered_to on click.
+//
+// Run by ctest (Page.InChromium) with ARCHDB_BINARY set. ARCHDB_BROWSER_TESTS=0 turns it into a named skip
+// (exit 77); a missing Chromium, node module or binary is a failure, never a pass.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+if (process.env.ARCHDB_BROWSER_TESTS === '0') {
+  console.log('SKIPPED: browser tests are off (ARCHDB_BROWSER_TESTS=0)');
+  process.exit(77);
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const binary = process.env.ARCHDB_BINARY;
+const chromiumPath = process.env.ARCHDB_CHROMIUM || '/usr/bin/chromium';
+function fatal(message) {
+  console.error(`page_test: ${message}`);
+  process.exit(1);
+}
+if (!binary || !existsSync(binary)) fatal(`ARCHDB_BINARY does not name the archdb binary (${binary})`);
+if (!existsSync(chromiumPath)) fatal(`${chromiumPath} is missing: install Debian's chromium (tools/install-deps --web)`);
+let chromium;
+try {
+  ({ chromium } = createRequire(join(here, 'package.json'))('playwright-core'));
+} catch (e) {
+  fatal(`playwright-core is not installed in ${here}/node_modules (tools/install-deps --web): ${e.message}`);
+}
+
+// Colours of the statuses (style.css): an answer is a solid colour, a non-answer is hatched.
+const OK_COLOUR = 'rgb(183, 228, 185)';
+const ARCH_ABSENT_COLOUR = 'rgb(244, 180, 176)';
+const KEY = 'mfma.f32.4x4x4bf16.1k';
+
+let work, server, base, browser, page;
+const pageErrors = [];
+
+async function startServer() {
+  work = mkdtempSync(join(tmpdir(), 'archdb-page-'));
+  const db = join(work, 'db.sqlite');
+  const made = spawnSync(binary, ['--db', db, 'runs', '--limit', '1'], { encoding: 'utf8' });
+  if (made.status !== 0) throw new Error(`cannot create the database: ${made.stderr}`);
+  server = spawn(binary, ['--db', db, 'serve', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  server.stderr.on('data', (d) => { err += d; });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`the server did not start: ${err}`)), 20000);
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/[^/\s]+)\//);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    server.on('exit', (code) => { clearTimeout(timer); reject(new Error(`the server exited (${code}): ${err}`)); });
+  });
+}
+
+function cell(key, target) { return page.locator(`td.cell[data-key="${key}"][data-target="${target}"]`); }
+async function style(locator, property) {
+  return locator.evaluate((e, p) => getComputedStyle(e).getPropertyValue(p), property);
+}
+async function open(fragment) {
+  await page.goto(`${base}/#${fragment}`);
+  await page.waitForSelector('#matrix tbody tr', { state: 'attached' });
+}
+
+before(async () => {
+  base = await startServer();
+  browser = await chromium.launch({ executablePath: chromiumPath, headless: true });
+  page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') pageErrors.push(m.text()); });
+});
+
+after(async () => {
+  if (browser) await browser.close();
+  if (server && server.exitCode === null) {
+    server.removeAllListeners('exit');
+    server.kill('SIGTERM');
+    await new Promise((r) => server.once('exit', r));
+  }
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+test('the page loads the llvm22 matrix: one row per key, one column per target, grouped by family', async () => {
+  await open('flavor=llvm22');
+  assert.match(await page.title(), /archdb/);
+  assert.equal(await page.locator('#flavor').inputValue(), 'llvm22');
+  const rows = await page.locator('#matrix tbody tr').count();
+  assert.ok(rows >= 100, `only ${rows} rows`);
+  const names = await page.locator('#matrix thead tr.names th').allTextContents();
+  for (const t of ['gfx90a', 'gfx942', 'gfx1201']) assert.ok(names.includes(t), `no column ${t}: ${names}`);
+  const families = await page.locator('#matrix thead tr.family-row th.family').allTextContents();
+  assert.deepEqual(families, ['gfx9', 'gfx10', 'gfx11', 'gfx12']);
+});
+
+test('a known ok cell is green and a known arch_absent cell is red', async () => {
+  await open('flavor=llvm22');
+  const ok = cell(KEY, 'gfx90a');
+  const absent = cell(KEY, 'gfx1201');
+  assert.equal(await ok.getAttribute('data-status'), 'ok');
+  assert.equal(await absent.getAttribute('data-status'), 'arch_absent');
+  assert.equal(await style(ok, 'background-color'), OK_COLOUR);
+  assert.equal(await style(absent, 'background-color'), ARCH_ABSENT_COLOUR);
+  assert.equal(await style(ok, 'background-image'), 'none');
+});
+
+test('a non-answer (toolchain_crash) is drawn differently: hatched and outlined dashed', async () => {
+  await open('flavor=llvm22');
+  const crash = cell('s.barrier.signal', 'gfx942');
+  assert.equal(await crash.getAttribute('data-status'), 'toolchain_crash');
+  assert.match(await style(crash, 'background-image'), /repeating-linear-gradient/);
+  assert.equal(await style(crash, 'outline-style'), 'dashed');
+  assert.notEqual(await style(crash, 'background-color'), ARCH_ABSENT_COLOUR);
+});
+
+test('the filter box keeps only the rows that match', async () => {
+  await open('flavor=llvm22');
+  const all = await page.locator('#matrix tbody tr:not(.hidden)').count();
+  await page.fill('#filter', '4x4x4bf16');
+  await page.waitForFunction((n) => document.querySelectorAll('#matrix tbody tr:not(.hidden)').length < n, all);
+  const keys = await page.locator('#matrix tbody tr:not(.hidden) th.key').allTextContents();
+  assert.ok(keys.includes(KEY), `${KEY} filtered out: ${keys}`);
+  for (const k of keys) {
+    const intrinsic = await page.locator(`#matrix tbody tr[data-key="${k}"]`).getAttribute('data-intrinsic');
+    assert.ok(`${k} ${intrinsic}`.includes('4x4x4bf16'), `${k} does not match`);
+  }
+  assert.ok(await page.locator('#matrix tbody tr[data-key="s.barrier.signal"]').evaluate((e) => e.classList.contains('hidden')));
+  assert.match(page.url(), /q=4x4x4bf16/);
+  await page.fill('#filter', '');
+  await page.waitForFunction((n) => document.querySelectorAll('#matrix tbody tr:not(.hidden)').length === n, all);
+});
+
+test('clicking a cell shows its evidence; an ok cell shows what it lowered to', async () => {
+  await open('flavor=llvm22');
+  await cell(KEY, 'gfx1201').click();
+  await page.waitForSelector('#detail:not([hidden]) pre.evidence');
+  assert.match(await page.locator('#detail pre.evidence').textContent(), /Cannot select: intrinsic %llvm\.amdgcn\.mfma\.f32\.4x4x4bf16\.1k/);
+  assert.match(await page.locator('#detail h2').textContent(), /gfx1201/);
+  await cell(KEY, 'gfx90a').click();
+  await page.waitForSelector('#detail pre.lowered');
+  assert.match(await page.locator('#detail pre.lowered').textContent(), /v_mfma_f32_4x4x4bf16_1k/);
+  assert.match(await page.locator('#detail .summary').textContent(), /ok since/);
+  await page.click('#detail-close');
+  assert.ok(await page.locator('#detail').isHidden());
+});
+
+test('the diff view lists the cells that changed between two flavors, grouped', async () => {
+  await page.goto(`${base}/#view=diff&from=llvm22&to=llvm23`);
+  await page.waitForFunction(() => /shared cells changed/.test(document.getElementById('diff-summary').textContent));
+  assert.match(await page.locator('#diff-summary').textContent(), /^llvm22 → llvm23: \d+ of \d+ shared cells changed/);
+  assert.ok((await page.locator('#diff-groups section.diff-group').count()) > 0);
+  assert.ok(await page.locator('#matrix-view').isHidden());
+});
+
+test('the page raised no script errors and broke no content-security rule', () => {
+  assert.deepEqual(pageErrors, []);
+});
