@@ -14,6 +14,8 @@
 #include <cstring>
 #include <regex>
 
+#include <sqlite3.h>
+
 #include "support/error.h"
 
 extern char** environ;
@@ -72,6 +74,17 @@ std::string join(const std::vector<std::string>& v, const char* sep) {
 }  // namespace
 
 ColumnIndex ColumnIndex::load(const Store& store, const std::string& flavor) {
+  // The flavor row and its cells are read in one transaction (the caller's, if one is open), so a column
+  // being replaced meanwhile is seen whole, old or new.
+  const bool own_transaction = sqlite3_get_autocommit(store.handle()) != 0;
+  if (own_transaction) sqlite3_exec(store.handle(), "BEGIN", nullptr, nullptr, nullptr);
+  struct EndTransaction {
+    sqlite3* db;
+    bool active;
+    ~EndTransaction() {
+      if (active) sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    }
+  } end{store.handle(), own_transaction};
   ColumnIndex index;
   index.flavor = flavor;
   std::optional<FlavorRow> row = store.flavor(flavor);
@@ -105,8 +118,6 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     throw usage_error("unknown target '" + request.target + "' (wired targets: " + join(targets_.names, ", ") + ")");
   for (const std::string& key : request.keys)
     if (!catalog_.find(key)) throw usage_error("unknown key '" + key + "' (not in " + catalog_.path + ")");
-  if (request.keys.empty() && request.intrinsics.empty() && request.generic_intrinsics.empty())
-    throw usage_error("nothing to check: no keys and no intrinsics");
 
   CheckResult result;
   result.subject = request.subject;

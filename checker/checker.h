@@ -30,6 +30,7 @@ struct ColumnIndex {
   std::map<std::string, std::vector<std::string>> keys_by_intrinsic;  // resolved intrinsic -> catalog keys
   std::map<std::pair<std::string, std::string>, Cell> cells;          // (key, target) -> cell
 
+  // Reads in the caller's open transaction, or in one of its own: never a mix of two versions of a column.
   static ColumnIndex load(const Store& store, const std::string& flavor);
 };
 
@@ -72,8 +73,10 @@ class Checker {
 
   // Throws usage_error for an unknown target, an invalid flavor name, or an unknown key. A well-formed
   // flavor without a measured column is not an error: the verdict is unvalidated ("no measured column").
+  // A request with nothing gated (IR that calls no target intrinsic) is cleared.
   CheckResult check(const CheckRequest& request) const;
-  // The same against a snapshot the caller holds (the service keeps one per flavor).
+  // The same against a snapshot the caller holds (the service keeps one per flavor); does not touch the
+  // store, so it may run on any thread.
   CheckResult check(const CheckRequest& request, const ColumnIndex& column) const;
 
   const Catalog& catalog() const { return catalog_; }

@@ -69,6 +69,7 @@ int check(const Context& ctx, const CheckArgs& args) {
     request.generic_intrinsics = uses->generic_intrinsics;
   } else {
     request.keys = manifest ? manifest->keys : split_list(args.keys);
+    if (request.keys.empty()) throw usage_error("check: --keys names no key");
   }
 
   auto store = ctx.open_store();
