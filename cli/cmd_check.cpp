@@ -75,6 +75,10 @@ int check(const Context& ctx, const CheckArgs& args) {
   auto store = ctx.open_store();
   Checker checker(*store, ctx.load_catalog(), ctx.load_targets());
   ColumnIndex column = ColumnIndex::load(*store, flavor);
+  if (manifest)
+    for (const std::string& key : manifest->keys)
+      if (!checker.catalog().find(key))
+        throw usage_error(manifest->path + ": unknown key '" + key + "' (not in " + checker.catalog().path + ")");
   std::vector<std::string> drift;
   if (manifest && uses) drift = manifest_drift(uses->target_intrinsics, manifest->keys, column, checker.catalog());
 

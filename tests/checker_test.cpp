@@ -316,6 +316,12 @@ TEST_F(CheckCli, ManifestWithIrFailsOnDrift) {
                    (dir / "k.ll").string()})
                 .exit_code,
             0);
+  test::write(dir / "unknown.json", R"({"schema":"archdb.kernel-manifest/v1","kernel":"k","source":"k.hip",
+    "keys":["mfma.f32.4x4x4bf16.1k","workitem.x","no.such.key"]})");
+  auto unknown = check({"--target", "gfx90a", "--flavor", "llvm22", "--manifest", (dir / "unknown.json").string(), "--ir",
+                        (dir / "k.ll").string()});
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_NE(unknown.err.find("unknown.json: unknown key 'no.such.key'"), std::string::npos) << unknown.err;
   auto stale = check({"--target", "gfx90a", "--flavor", "llvm22", "--manifest", (dir / "stale.json").string(), "--ir",
                       (dir / "k.ll").string()});
   EXPECT_EQ(stale.exit_code, 1);

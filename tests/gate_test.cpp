@@ -320,3 +320,29 @@ TEST(GateReport, RefusesWhatIsNotAGateManifestOrCodeObject) {
 
 }  // namespace
 }  // namespace archdb
+
+namespace archdb {
+namespace {
+
+TEST(CodeObject, CountsInstructionsButNotThePaddingAfterEachFunction) {
+  const std::string listing =
+      "\nk.hsaco:\tfile format elf64-amdgpu\n\nDisassembly of section .text:\n\n"
+      "0000000000001600 <k>:\n"
+      "\ts_load_dwordx4 s[0:3], s[4:5], 0x0                         // 000000001600: C00A0002 00000000\n"
+      "\ts_nop 4                                                    // 000000001608: BF800004\n"
+      "\tv_mfma_f32_4x4x4f16 v[0:3], v[6:7], v[8:9], v[0:3]         // 00000000160C: D3C40000 04021106\n"
+      "\ts_endpgm                                                   // 000000001614: BF810000\n"
+      "\ts_nop 0                                                    // 000000001618: BF800000\n"
+      "\ts_code_end                                                 // 00000000161C: BF9F0000\n"
+      "0000000000001700 <j>:\n"
+      "\ts_endpgm                                                   // 000000001700: BF810000\n"
+      "\ts_nop 0                                                    // 000000001704: BF800000\n";
+  auto counts = count_mnemonics(listing);
+  EXPECT_EQ(counts["s_nop"], 1);
+  EXPECT_EQ(counts["s_endpgm"], 2);
+  EXPECT_EQ(counts["v_mfma_f32_4x4x4f16"], 1);
+  EXPECT_EQ(counts.count("s_code_end"), 0u);
+}
+
+}  // namespace
+}  // namespace archdb

@@ -134,14 +134,25 @@ void apply_resource_remarks(CodeObjectReport& report, const std::string& remarks
 }
 
 std::map<std::string, int64_t> count_mnemonics(const std::string& disassembly) {
-  // llvm-objdump -d: "	v_mfma_f32_4x4x4f16 a[0:3], v[0:1], ...	// 000000001A00: D3C4..."
+  // llvm-objdump -d: "0000000000001600 <k>:" opens a function; "	v_mfma_f32_4x4x4f16 a[0:3], ...	// 000000001A00: D3C4..."
+  // is an instruction. The code section is padded with s_nop / s_code_end after each function's last
+  // instruction: that padding is not code and is not counted.
   std::map<std::string, int64_t> counts;
+  std::vector<std::string> function;
+  auto flush = [&] {
+    while (!function.empty() && (function.back() == "s_nop" || function.back() == "s_code_end")) function.pop_back();
+    for (const auto& m : function) ++counts[m];
+    function.clear();
+  };
   std::istringstream in(disassembly);
+  static const std::regex label(R"(^[0-9A-Fa-f]+ <[^>]+>:)");
   static const std::regex insn(R"(^\s+([a-z][a-z0-9_]*)\b.*//\s*[0-9A-Fa-f]+:)");
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    if (std::regex_search(line, m, insn)) ++counts[m[1]];
+    if (std::regex_search(line, label)) flush();
+    else if (std::regex_search(line, m, insn)) function.push_back(m[1]);
   }
+  flush();
   return counts;
 }
 

@@ -41,7 +41,8 @@ CodeObjectReport read_code_object(const std::string& path);
 // registers, LDS and scratch are the metadata's (a mismatch means the two describe different builds).
 void apply_resource_remarks(CodeObjectReport& report, const std::string& remarks_text);
 
-// Counts the mnemonics of an `llvm-objdump -d` listing.
+// Counts the mnemonics of an `llvm-objdump -d` listing (the s_nop / s_code_end padding after each function
+// excluded).
 std::map<std::string, int64_t> count_mnemonics(const std::string& disassembly);
 
 }  // namespace archdb
