@@ -12,6 +12,7 @@
 #include "db/column_files.h"
 #include "schema/migrations.h"
 #include "support/files.h"
+#include "support/clock.h"
 #include "support/error.h"
 
 namespace archdb {
@@ -99,15 +100,6 @@ class Transaction {
   const fs::path& path_;
   bool done_ = false;
 };
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Origin parse_origin(const std::string& s) {
   if (s == "imported") return Origin::kImported;

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "db/history.h"
+#include "support/clock.h"
 #include "support/error.h"
 #include "support/files.h"
 
@@ -42,15 +43,6 @@ class ReadTransaction {
   sqlite3* db_;
   bool open_ = true;
 };
-
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 void fingerprint_cell(std::string& out, const Cell& c) {
   out += c.key;
