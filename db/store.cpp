@@ -207,7 +207,10 @@ void Store::migrate() {
                       " is newer than this archdb understands (" + std::to_string(latest) + ")");
   for (const auto& m : migrations) {
     if (m.version <= version) continue;
+    // Several processes may open a new database at once (a parallel build's checks): each migration runs
+    // under the write lock and only if, holding it, the database still lacks it.
     Transaction tx(db_, path_);
+    if (schema_version() >= m.version) continue;
     exec(db_, std::string(m.sql), path_);
     exec(db_, "PRAGMA user_version=" + std::to_string(m.version), path_);
     exec(db_, "PRAGMA application_id=" + std::to_string(kApplicationId), path_);

@@ -1,4 +1,6 @@
-# Writes the migrations in MIGRATIONS (a ;-list of .sql files, in order) as C++ initialisers to OUT.
+# Writes the migrations in MIGRATIONS_DIR (NNNN_name.sql, applied in file-name order) as C++ initialisers to OUT.
+file(GLOB MIGRATIONS "${MIGRATIONS_DIR}/*.sql")
+list(SORT MIGRATIONS)
 set(body "")
 set(version 0)
 foreach(f IN LISTS MIGRATIONS)

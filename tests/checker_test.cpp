@@ -9,6 +9,8 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <thread>
+
 #include "checker/checker.h"
 #include "checker/ir_uses.h"
 #include "checker/manifest.h"
@@ -274,6 +276,18 @@ TEST_F(CheckCli, ExitCodesSayClearedRefusedUnvalidatedOrError) {
   EXPECT_EQ(check({"--target", "gfx90a", "--target", "gfx1201", "--flavor", "llvm22", "--keys", "mfma.f32.4x4x4bf16.1k"})
                 .exit_code,
             1);
+}
+
+// A parallel build's first checks create the database together: every one of them must answer.
+TEST_F(CheckCli, ConcurrentChecksOnANewDatabaseAllAnswer) {
+  std::vector<test::RunResult> results(6);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < results.size(); ++i)
+    threads.emplace_back([&, i] {
+      results[i] = check({"--target", i % 2 ? "gfx90a" : "gfx1201", "--flavor", "llvm22", "--keys", "mfma.f32.4x4x4bf16.1k"});
+    });
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < results.size(); ++i) EXPECT_EQ(results[i].exit_code, i % 2 ? 0 : 1) << results[i].err;
 }
 
 TEST_F(CheckCli, WarnOnlyReportsButPasses) {
