@@ -4,6 +4,8 @@
 // processor); cleared only when every use is answered ok.
 #include "checker/checker.h"
 
+#include "db/census.h"
+
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -87,6 +89,7 @@ ColumnIndex ColumnIndex::load(const Store& store, const std::string& flavor) {
   } end{store.handle(), own_transaction};
   ColumnIndex index;
   index.flavor = flavor;
+  index.census_store = &store;
   std::optional<FlavorRow> row = store.flavor(flavor);
   index.why_no_cells = "no measured column for " + flavor;
   if (row && row->origin == Origin::kDescriptor)
@@ -143,7 +146,16 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     if (!column.has_cells) {
       result.items.push_back(no_answer(intrinsic, "", no_column));
     } else if (keys == column.keys_by_intrinsic.end()) {
-      result.items.push_back(no_answer(intrinsic, "", "not in the catalog: " + request.flavor + " has no measured cell for it"));
+      std::optional<Cell> census;
+      if (column.census_store) census = census_cell(*column.census_store, request.flavor, intrinsic, request.target);
+      if (census) {
+        CheckItem item = item_from_cell(*census);
+        item.key.clear();  // no catalog key answers: the census does
+        item.source = "census";
+        result.items.push_back(std::move(item));
+      } else {
+        result.items.push_back(no_answer(intrinsic, "", "not in the catalog: " + request.flavor + " has no measured cell for it"));
+      }
     } else {
       // Keys that resolve to one intrinsic pose the same function; should their answers differ, the
       // most severe one stands.

@@ -29,6 +29,8 @@ struct ColumnIndex {
   std::string why_no_cells;  // when !has_cells: said to the user
   std::map<std::string, std::vector<std::string>> keys_by_intrinsic;  // resolved intrinsic -> catalog keys
   std::map<std::pair<std::string, std::string>, Cell> cells;          // (key, target) -> cell
+  // The census (db/census.h) answers, on demand, for intrinsics outside the catalog (item source "census").
+  const Store* census_store = nullptr;
 
   // Reads in the caller's open transaction, or in one of its own: never a mix of two versions of a column.
   static ColumnIndex load(const Store& store, const std::string& flavor);

@@ -44,7 +44,8 @@ std::string version_text() {
 // itself once more with them set (nothing is lost: nothing has happened yet).
 void reexec_with_huge_pages(int argc, char** argv) {
   bool measuring = false;
-  for (int i = 1; i < argc; ++i) measuring |= std::strcmp(argv[i], "regen") == 0 || std::strcmp(argv[i], "bench") == 0;
+  for (int i = 1; i < argc; ++i) measuring |= std::strcmp(argv[i], "regen") == 0 || std::strcmp(argv[i], "bench") == 0 ||
+                                              std::strcmp(argv[i], "census") == 0;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
   if (!measuring || (tunables && std::strstr(tunables, "glibc.malloc.hugetlb"))) return;
   std::string value = std::string(tunables && *tunables ? std::string(tunables) + ":" : "") + "glibc.malloc.hugetlb=1";
@@ -76,9 +77,12 @@ int run(int argc, char** argv) {
   add_intrinsic(app, context, exit_code);
   add_bench(app, context, exit_code);
   add_check(app, context, exit_code);
+#ifdef ARCHDB_WITH_SERVICE
   add_serve(app, context, exit_code);
+#endif
   add_code_object(app, context, exit_code);
   add_wgrad(app, context, exit_code);
+  add_census(app, context, exit_code);
 
   try {
     app.parse(argc, argv);

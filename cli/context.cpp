@@ -1,6 +1,9 @@
 // cli/context.cpp — default locations and opening of the store (see context.h).
 #include "cli/context.h"
 
+#include "db/census.h"
+#include "db/frontend.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -53,6 +56,8 @@ std::unique_ptr<Store> Context::open_store(const std::string& except) const {
   auto store = Store::open(db);
   store->mark_interrupted_runs();
   sync_store_from_data(*store, data, except);
+  sync_census_from_data(*store, data);
+  sync_frontend_from_data(*store, data);
   return store;
 }
 

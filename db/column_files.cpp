@@ -103,6 +103,15 @@ void write_column_dir(const fs::path& data_root, const Column& column) {
   fs::create_directories(staged);
   write_file_atomically(staged / "column.json", render_column_json(column));
   if (column.provenance.measured) write_file_atomically(staged / "cells.jsonl", render_cells_jsonl(column));
+  // What else the folder holds (the census, the front end, the findings report) stays with the new column.
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) {
+    for (const auto& e : fs::directory_iterator(target, ec)) {
+      std::string name = e.path().filename().string();
+      if (name.empty() || name[0] == '.' || name == "column.json" || name == "cells.jsonl" || !e.is_regular_file()) continue;
+      write_file_atomically(staged / name, read_file(e.path()));
+    }
+  }
   replace_directory(staged, target);
 }
 

@@ -2,7 +2,8 @@
 //   column.json  — provenance (Provenance), pretty-printed, no timestamps;
 //   cells.jsonl  — one cell a line, sorted by key then target.
 // Reading validates everything and names file and line on the first problem; writing replaces the whole
-// folder in one step, so a crash leaves either the old column or the new one.
+// folder in one step, so a crash leaves either the old column or the new one; the other files of the folder
+// (census.txt, frontend.txt, findings.md: db/census.h, db/frontend.h) are carried over unchanged.
 #pragma once
 
 #include <filesystem>

@@ -87,6 +87,15 @@ inline llvm::Intrinsic::ID lookup_intrinsic_id(llvm::StringRef name) {
 #endif
 }
 
+// The name of one of a target's processor descriptions (LLVM 23 keeps it as an offset into a string table).
+inline llvm::StringRef processor_name(const llvm::SubtargetSubTypeKV& processor) {
+#if LLVM_VERSION_MAJOR >= 23
+  return processor.key();
+#else
+  return processor.Key;
+#endif
+}
+
 // MC set-up for in-process assembly, as llvm-mc does it.
 inline std::unique_ptr<llvm::MCContext> make_mc_context(const llvm::Triple& triple, const llvm::MCAsmInfo& asm_info,
                                                         const llvm::MCRegisterInfo& registers,

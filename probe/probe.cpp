@@ -127,6 +127,28 @@ class ProbeRun {
     workers_ = options.jobs > 0 ? options.jobs : usable_cpus();
   }
 
+  // Phase 1 alone, for declarations that are not a catalog's (the census's candidate instantiations).
+  std::vector<ResolveOutcome> resolve_only() {
+    prepare_targets();
+    resolve_declarations();
+    std::vector<ResolveOutcome> out;
+    for (const auto& k : keys_) {
+      ResolveOutcome o;
+      o.resolution = k.resolution;
+      if (k.resolve_died) {
+        Verdict v = classify_death(k.resolve_end.how, k.resolve_end.message, k.resolve_end.pass, options_.timeout_s);
+        o.died = true;
+        o.resolution.kind = Resolution::Kind::kProbeError;
+        o.resolution.evidence = "LLVM died reading the declaration: " + v.evidence;
+      } else if (!k.resolved_reported) {
+        o.resolution.kind = Resolution::Kind::kProbeError;
+        o.resolution.evidence = "no report from the worker";
+      }
+      out.push_back(std::move(o));
+    }
+    return out;
+  }
+
   ProbeResult run() {
     auto start = Clock::now();
     timed("set-up", [&] { prepare_targets(); });
@@ -269,6 +291,16 @@ class ProbeRun {
   }
 
   void resolve_phase() {
+    resolve_declarations();
+    for (const auto& k : keys_) {
+      if (k.resolved_reported && k.resolution.kind == Resolution::Kind::kCatalogError)
+        throw input_error(catalog_.path + ":" + std::to_string(k.spec->line) + ": key '" + k.entry->key +
+                          "': " + k.resolution.evidence);
+    }
+    make_baselines();
+  }
+
+  void resolve_declarations() {
     planned_ = static_cast<int>(keys_.size());
     done_ = 0;
     std::vector<int> all;
@@ -282,11 +314,9 @@ class ProbeRun {
       stats_.retried += static_cast<int>(again.size());
       run_resolve_jobs(again, true);
     }
-    for (const auto& k : keys_) {
-      if (k.resolved_reported && k.resolution.kind == Resolution::Kind::kCatalogError)
-        throw input_error(catalog_.path + ":" + std::to_string(k.spec->line) + ": key '" + k.entry->key +
-                          "': " + k.resolution.evidence);
-    }
+  }
+
+  void make_baselines() {
     // Baselines: one kernel per distinct signature.
     std::map<std::string, std::string> baseline_by_signature;
     for (auto& k : keys_) {
@@ -604,6 +634,10 @@ class ProbeRun {
       for (int id : retries)
         timeouts |= verdict_of(*find_attempt(items_[static_cast<size_t>(id)].target, items_[static_cast<size_t>(id)].function))
                         .status == Status::kToolchainTimeout;
+      if (options_.parallel_crash_retries) {
+        retry_crashes_in_parallel(retries, round == 0, batch);
+        continue;
+      }
       std::vector<int> baselines = round == 0 && !timeouts ? baseline_items() : std::vector<int>{};
       stats_.retried += static_cast<int>(retries.size());
       phase_ = "retrying";
@@ -625,6 +659,38 @@ class ProbeRun {
     planned_ = static_cast<int>(baselines.size());
     done_ = 0;
     run_compile_jobs(baselines, false, batch);
+  }
+
+  // Crashes are retried each alone in a job of its own on the parallel workers, beside the baselines (a
+  // crash does not depend on what runs beside it); timeouts then one at a time with nothing else running.
+  void retry_crashes_in_parallel(const std::vector<int>& retries, bool with_baselines, size_t batch) {
+    std::vector<int> crashes, timeouts;
+    for (int id : retries) {
+      const CompileItem& ci = items_[static_cast<size_t>(id)];
+      bool timeout = verdict_of(*find_attempt(ci.target, ci.function)).status == Status::kToolchainTimeout;
+      (timeout ? timeouts : crashes).push_back(id);
+    }
+    if (options_.parallel_timeout_retries) {
+      crashes.insert(crashes.end(), timeouts.begin(), timeouts.end());
+      timeouts.clear();
+    }
+    std::vector<int> baselines = with_baselines ? baseline_items() : std::vector<int>{};
+    stats_.retried += static_cast<int>(retries.size());
+    phase_ = "retrying";
+    planned_ = static_cast<int>(crashes.size() + baselines.size());
+    done_ = 0;
+    if (!crashes.empty() || !baselines.empty()) {
+      submit_compile_jobs(*pool_, crashes, 1);
+      submit_compile_jobs(*pool_, baselines, batch);
+      WorkerPool::Callbacks parallel = compile_callbacks(*pool_);
+      pool_->run(parallel);
+    }
+    if (timeouts.empty()) return;
+    planned_ = static_cast<int>(timeouts.size());
+    done_ = 0;
+    submit_compile_jobs(*serial_pool_, timeouts, 1);
+    WorkerPool::Callbacks serial = compile_callbacks(*serial_pool_);
+    serial_pool_->run(serial);
   }
 
   // ---- phase 6: objects for what the MC assembler rejected ----
@@ -806,6 +872,25 @@ ProbeResult run_probe(const Catalog& catalog, const std::vector<const CatalogEnt
   initialize_amdgpu();
   ProbeRun run(catalog, entries, options);
   return run.run();
+}
+
+std::vector<ResolveOutcome> resolve_declarations(const std::vector<DeclSpec>& specs, const ProbeOptions& options) {
+  initialize_amdgpu();
+  Catalog catalog;
+  catalog.path = "(declarations)";
+  for (size_t i = 0; i < specs.size(); ++i) {
+    CatalogEntry e;
+    e.key = "d" + std::to_string(i);
+    e.spec = specs[i];
+    catalog.entries.push_back(std::move(e));
+  }
+  std::vector<const CatalogEntry*> entries;
+  for (const auto& e : catalog.entries) entries.push_back(&e);
+  ProbeOptions resolving = options;
+  resolving.targets.clear();
+  resolving.keep_ir_dir.clear();
+  ProbeRun run(catalog, entries, resolving);
+  return run.resolve_only();
 }
 
 }  // namespace archdb

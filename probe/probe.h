@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "db/column.h"
+#include "probe/resolve.h"
 #include "schema/catalog.h"
 
 namespace archdb {
@@ -34,6 +35,12 @@ struct ProbeOptions {
   // default the worker reports it and goes on with its other kernels. Strict isolation ends the worker
   // on every fatal error instead; the column is the same, only slower.
   bool strict_isolation = false;
+  // Retry crashes on the parallel workers (each alone in its job) instead of one at a time; timeouts are
+  // still retried one at a time with nothing else running. The answers are the same; the census uses it.
+  bool parallel_crash_retries = false;
+  // With parallel_crash_retries: retry timeouts on the parallel workers too (each alone in its job, one per
+  // CPU) instead of one at a time. The census uses it: its budget is short and LLVM hangs are many.
+  bool parallel_timeout_retries = false;
 };
 
 struct ProbeStats {
@@ -56,6 +63,15 @@ struct ProbeResult {
 // (naming file and line), as LLVM judges it.
 ProbeResult run_probe(const Catalog& catalog, const std::vector<const CatalogEntry*>& entries,
                       const ProbeOptions& options);
+
+// Phase 1 alone, on forked workers: what this LLVM makes of each declaration (for declarations that are not
+// a catalog's: the census's candidate instantiations). A declaration LLVM died on is a kProbeError outcome
+// with `died` set. options.targets is ignored.
+struct ResolveOutcome {
+  Resolution resolution;
+  bool died = false;
+};
+std::vector<ResolveOutcome> resolve_declarations(const std::vector<DeclSpec>& specs, const ProbeOptions& options);
 
 // Provenance of a column this build measures with `options` (counts left for Column::recount).
 Provenance probe_provenance(const ProbeOptions& options);

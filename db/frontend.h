@@ -1,0 +1,74 @@
+// db/frontend.h — the front-end axis: for each catalog key with a clang builtin, whether clang of the same
+// flavor accepts the builtin for each processor (probe/frontend.h measures it), kept beside the back end's
+// answer. No LLVM here: the model, its committed text form data/<flavor>/frontend.txt, and its tables.
+//
+// frontend.txt (byte-identical when regenerated from the same measurement):
+//   # archdb front end ...                      a title line
+//   # schema: archdb.frontend/v1                provenance, one "# name: value" line each
+//   ...
+//   KEY<TAB>BUILTIN<TAB>CALL<TAB>GROUP...       a key whose builtin was posed, sorted by key
+//   not_posed<TAB>KEY<TAB>BUILTIN<TAB>REASON    a builtin clang has, but that could not be posed
+//   no_builtin<TAB>KEY<TAB>REASON               a key without a builtin in this clang
+// A GROUP is "accepted PROCESSORS {"emitted":[...]}" or "rejected PROCESSORS {"diagnostic":"..."}", the
+// processors comma-separated and sorted; groups in that order, then by first processor.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace archdb {
+
+class Store;
+
+struct FrontendKey {
+  std::string key;      // the catalog key
+  std::string builtin;  // "__builtin_amdgcn_..."; empty: none in this clang
+  std::string call;     // the call posed, e.g. "__builtin_amdgcn_s_sleep(0)"; empty: not posed
+  std::string reason;   // why there is no builtin, or why it could not be posed
+};
+
+struct FrontendCell {
+  std::string key;
+  std::string target;
+  bool accepted = false;
+  std::string diagnostic;            // rejected: clang's error
+  std::vector<std::string> emitted;  // accepted: the intrinsics clang called for the builtin
+};
+
+struct FrontendProvenance {
+  static constexpr const char* kSchema = "archdb.frontend/v1";
+  std::string flavor;
+  std::string clang;                 // clang's version line
+  std::vector<std::string> command;  // how each processor was asked; "{processor}" and "{file}" stand for them
+  std::vector<std::string> processors;
+  std::map<std::string, int> counts;  // accepted, rejected, not_posed, no_builtin
+};
+
+struct Frontend {
+  FrontendProvenance provenance;
+  std::vector<FrontendKey> keys;    // sorted by key
+  std::vector<FrontendCell> cells;  // sorted by (key, target)
+
+  void sort();
+  void recount();
+  const FrontendKey* key(const std::string& k) const;
+  const FrontendCell* find(const std::string& key, const std::string& target) const;
+};
+
+std::string render_frontend(const Frontend& fe);
+Frontend parse_frontend(const std::string& text, const std::string& label);
+
+constexpr const char* kFrontendFile = "frontend.txt";
+std::optional<Frontend> read_frontend_file(const std::filesystem::path& data_root, const std::string& flavor);
+void write_frontend_file(const std::filesystem::path& data_root, const Frontend& fe);
+
+void store_frontend(Store& store, const Frontend& fe, const std::string& source_digest);
+std::optional<Frontend> load_frontend(const Store& store, const std::string& flavor);
+void sync_frontend_from_data(Store& store, const std::filesystem::path& data_root);
+
+}  // namespace archdb

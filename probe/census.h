@@ -1,0 +1,81 @@
+// probe/census.h — measuring the census (db/census.h): every intrinsic of LLVM's own table whose name has
+// the amdgcn target prefix, on every processor the AMDGPU target's MCSubtargetInfo knows, with the same probe
+// (run_probe) and statuses as a catalog column.
+//
+// Instantiation. A non-overloaded intrinsic is posed as it is. An overloaded one is posed with concrete
+// overload types from the candidate set below: each overload slot gets the candidates its constraint in
+// LLVM's table admits (integer, float, pointer, vector or any), in the listed order, and combinations are
+// tried in that order (the first slot varies slowest). A combination is an instantiation when LLVM accepts
+// it as it would a kernel's declaration: the types fit the table's constraints and derived types, the probe
+// module parses, and the verifier passes (resolve.h, in forked workers). The first `max_instantiations`
+// accepted combinations (at most `max_candidates` tried) are measured. An intrinsic with no accepted
+// combination, or whose signature a probe kernel cannot take (token or label operands, a variadic
+// declaration), is listed as not probed with LLVM's or the probe's reason, and never given a status.
+//
+// Candidate set v1 (kCandidateSet), per slot constraint:
+//   integer scalars   i32 i64 i16 i8 i1
+//   float scalars     float half double bfloat
+//   integer vectors   <2 x i32> <4 x i32> <8 x i32> <2 x i16> <4 x i16> <8 x i16> <16 x i16> <2 x i64> <3 x i32>
+//                     <16 x i32> <4 x i8>
+//   float vectors     <2 x half> <4 x float> <8 x float> <4 x half> <8 x half> <16 x half> <2 x float>
+//                     <16 x float> <2 x bfloat> <4 x bfloat> <8 x bfloat> <16 x bfloat> <2 x double> <3 x float>
+//   pointers          ptr addrspace(1) ptr addrspace(3) ptr ptr addrspace(4) ptr addrspace(5) ptr addrspace(7)
+//                     ptr addrspace(8)
+//   an `any` slot     the scalars (integers, then floats, interleaved as i32 float i64 half ...), then the
+//                     vectors, then the pointers; an `anyvector` slot only the vectors.
+//   image intrinsics  (llvm.amdgcn.image.*) an `any` slot of the result (the texels) takes <4 x float> first;
+//                     the `any` slots only parameters use are the descriptors: the first (the resource)
+//                     takes <8 x i32> first, the second (the sampler) <4 x i32> first.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "db/census.h"
+#include "probe/probe.h"
+
+namespace archdb {
+
+constexpr const char* kCandidateSet = "v1";
+
+// LLVM's table: every intrinsic named llvm.amdgcn.*, sorted.
+std::vector<std::string> amdgcn_intrinsic_names();
+// Every processor the AMDGPU target knows by a gfx name (aliases such as "tahiti" left out), sorted.
+std::vector<std::string> amdgpu_processor_names();
+// The candidate overload-type combinations of an intrinsic, in trial order (empty if not overloaded, or
+// if its table has a slot no candidate fits: `why` says so).
+std::vector<std::vector<std::string>> candidate_combinations(const std::string& intrinsic, size_t limit, std::string& why);
+
+struct CensusOptions {
+  std::string flavor;                     // the linked LLVM's flavor
+  std::vector<std::string> intrinsics;    // only these (exact names); empty: every llvm.amdgcn.* intrinsic
+  std::vector<std::string> processors;    // only these; empty: every gfx processor
+  int jobs = 0;
+  int timeout_s = 2;                      // per probe (the catalog's is 60 s; see README "The census")
+  int retries = 1;
+  std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
+  int max_instantiations = 1;             // per overloaded intrinsic
+  int max_candidates = 64;                // combinations tried per overloaded intrinsic
+  bool progress = false;
+};
+
+struct CensusRun {
+  Census census;                          // sorted and counted
+  std::vector<std::string> probe_errors;  // "key/target: reason": such a census is never written
+  ProbeStats stats;
+  int candidates_tried = 0;               // combinations posed to LLVM while instantiating
+  double plan_seconds = 0;                // enumeration and instantiation
+  double seconds = 0;                     // the whole census
+};
+
+// Throws Error for an unknown intrinsic or processor named in the options.
+CensusRun run_census(const CensusOptions& options);
+
+// The probe module of a declaration as the probe poses it (its declaration, the kernel calling it with every
+// immarg operand `imm`, or the immediate the verifier accepts when `imm` is empty, and the module flags), for
+// one-line reproducers. Resolved in this process; empty, with `why`, if LLVM does not resolve it.
+std::string probe_module_text(const DeclSpec& spec, std::optional<int64_t> imm, std::string& why);
+
+}  // namespace archdb

@@ -1,0 +1,358 @@
+// tests/census_test.cpp — the census and the front-end axis against the real, linked LLVM, real SQLite files,
+// the real clang of the flavor (where installed) and the real `archdb` binary: enumeration, instantiation,
+// not-probed intrinsics, a small census through the store, its text form and export, the committed census,
+// and the census fallback of `query` and `check`.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "checker/checker.h"
+#include "db/census.h"
+#include "db/frontend.h"
+#include "db/store.h"
+#include "probe/census.h"
+#include "probe/frontend.h"
+#include "probe/toolchain.h"
+#include "support/error.h"
+#include "support/files.h"
+#include "test_support.h"
+
+namespace archdb {
+namespace {
+namespace fs = std::filesystem;
+
+bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+// A small census, measured once for the suite: a handful of intrinsics on three processors.
+const CensusRun& small_census() {
+  static const CensusRun run = [] {
+    CensusOptions o;
+    o.flavor = linked_toolchain().flavor();
+    o.intrinsics = {"llvm.amdgcn.cos", "llvm.amdgcn.mfma.f32.4x4x4bf16.1k", "llvm.amdgcn.ballot",
+                    "llvm.amdgcn.init.exec.from.input", "llvm.amdgcn.s.sleep", "llvm.amdgcn.s.barrier.signal"};
+    o.processors = {"gfx90a", "gfx1100", "gfx1201"};
+    o.timeout_s = 20;
+    return run_census(o);
+  }();
+  return run;
+}
+
+TEST(Census, EnumeratesTheIntrinsicTableAndTheProcessors) {
+  std::vector<std::string> names = amdgcn_intrinsic_names();
+  EXPECT_GT(names.size(), 1000u);
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  EXPECT_TRUE(std::binary_search(names.begin(), names.end(), "llvm.amdgcn.mfma.f32.4x4x4bf16.1k"));
+  for (const auto& n : names) EXPECT_EQ(n.rfind("llvm.amdgcn.", 0), 0u) << n;
+  std::vector<std::string> processors = amdgpu_processor_names();
+  EXPECT_GE(processors.size(), 40u);
+  for (const char* p : {"gfx600", "gfx90a", "gfx942", "gfx1100", "gfx1201", "gfx11-generic"}) EXPECT_TRUE(contains(processors, p)) << p;
+  for (const auto& p : processors) EXPECT_EQ(p.rfind("gfx", 0), 0u) << p;  // aliases (tahiti, ...) left out
+}
+
+TEST(Census, OverloadedIntrinsicsTakeDocumentedCandidatesInOrder) {
+  std::string why;
+  auto cos = candidate_combinations("llvm.amdgcn.cos", 100, why);
+  ASSERT_FALSE(cos.empty()) << why;
+  EXPECT_EQ(cos.front(), std::vector<std::string>{"float"});          // float scalars first for anyfloat
+  EXPECT_TRUE(contains(std::vector<std::string>{cos[1][0]}, "half"));  // then the next documented one
+  auto ballot = candidate_combinations("llvm.amdgcn.ballot", 100, why);
+  ASSERT_FALSE(ballot.empty());
+  EXPECT_EQ(ballot.front(), std::vector<std::string>{"i32"});
+  EXPECT_EQ(ballot[1], std::vector<std::string>{"i64"});
+  EXPECT_TRUE(candidate_combinations("llvm.amdgcn.s.sleep", 100, why).empty());  // not overloaded
+
+  const CensusRun& run = small_census();
+  EXPECT_TRUE(run.probe_errors.empty()) << run.probe_errors.front();
+  const CensusInstantiation* c = run.census.instantiation("llvm.amdgcn.cos.f32");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->intrinsic, "llvm.amdgcn.cos");
+  EXPECT_EQ(c->overload_types, std::vector<std::string>{"float"});
+  EXPECT_EQ(run.census.find("llvm.amdgcn.cos.f32", "gfx90a")->status, Status::kOk);
+  const CensusInstantiation* mfma = run.census.instantiation("llvm.amdgcn.mfma.f32.4x4x4bf16.1k");
+  ASSERT_NE(mfma, nullptr);
+  EXPECT_TRUE(mfma->overload_types.empty());
+  EXPECT_EQ(run.census.find(mfma->key, "gfx90a")->status, Status::kOk);
+  EXPECT_EQ(run.census.find(mfma->key, "gfx1201")->status, Status::kArchAbsent);
+  EXPECT_EQ(run.census.find("llvm.amdgcn.s.barrier.signal", "gfx90a")->status, Status::kToolchainCrash);
+}
+
+TEST(Census, AnIntrinsicThatCannotBeInstantiatedIsNotProbedWithItsReason) {
+  const CensusRun& run = small_census();
+  auto np = std::find_if(run.census.not_probed.begin(), run.census.not_probed.end(),
+                         [](const CensusNotProbed& n) { return n.intrinsic == "llvm.amdgcn.init.exec.from.input"; });
+  ASSERT_NE(np, run.census.not_probed.end());
+  EXPECT_NE(np->reason.find("inreg"), std::string::npos) << np->reason;  // the verifier's own words
+  for (const auto& cell : run.census.cells) EXPECT_EQ(cell.key.find("init.exec.from.input"), std::string::npos);
+  EXPECT_EQ(run.census.provenance.not_probed, 1);
+}
+
+TEST(Census, ASmallCensusStoresExportsAndRoundTrips) {
+  const CensusRun& run = small_census();
+  const Census& census = run.census;
+  ASSERT_EQ(census.cells.size(), census.instantiations.size() * 3);
+  std::string text = render_census(census);
+  Census back = parse_census(text, "census.txt");
+  EXPECT_EQ(render_census(back), text);  // byte-identical
+  EXPECT_EQ(back.cells, census.cells);
+  EXPECT_EQ(back.not_probed.size(), census.not_probed.size());
+
+  test::TempDir dir;
+  {
+    auto store = Store::open(dir / "db.sqlite");
+    store_census(*store, census, digest_hex(text));
+  }
+  auto store = Store::open(dir / "db.sqlite");
+  std::optional<Census> loaded = load_census(*store, census.provenance.flavor);
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->cells, census.cells);
+  EXPECT_EQ(render_census(*loaded), text);
+  CensusMatch m = find_census(*store, census.provenance.flavor, "cos");
+  ASSERT_EQ(m.instantiations.size(), 1u);
+  EXPECT_EQ(m.cells.size(), 3u);
+  EXPECT_EQ(census_cell(*store, census.provenance.flavor, "llvm.amdgcn.cos.f32", "gfx1100")->status, Status::kOk);
+
+  std::string jsonl = render_census_jsonl(*loaded);
+  EXPECT_EQ(static_cast<size_t>(std::count(jsonl.begin(), jsonl.end(), '\n')), census.cells.size());
+  EXPECT_NE(jsonl.find("\"overload_types\":[\"float\"]"), std::string::npos);
+
+  // The store follows the committed file: a changed file is reloaded, a removed one dropped.
+  test::write(dir / "data/llvm22/census.txt", text);
+  sync_census_from_data(*store, dir / "data");
+  EXPECT_TRUE(load_census(*store, "llvm22"));
+  fs::remove(dir / "data/llvm22/census.txt");
+  sync_census_from_data(*store, dir / "data");
+  EXPECT_FALSE(load_census(*store, "llvm22"));
+}
+
+TEST(Census, ParsingRejectsWhatIsNotACensus) {
+  std::string text = render_census(small_census().census);
+  auto error_of = [](const std::string& t) {
+    try {
+      parse_census(t, "data/llvm22/census.txt");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of("garbage\n").find("not an archdb census"), std::string::npos);
+  std::string probe_error = text;
+  probe_error.replace(probe_error.find("\tok "), 4, "\tprobe_error ");
+  EXPECT_NE(error_of(probe_error).find("probe_error is a defect of the probe"), std::string::npos) << error_of(probe_error);
+  std::string missing = text;
+  size_t gfx = missing.find(",gfx90a ");
+  if (gfx != std::string::npos) {
+    missing.erase(gfx, 7);
+    EXPECT_NE(error_of(missing).find("processors"), std::string::npos) << error_of(missing);
+  }
+}
+
+TEST(Census, TheCommittedCensusParsesCompleteWithoutProbeErrors) {
+  fs::path data = test::source_dir() / "data";
+  std::optional<Census> census = read_census_file(data, linked_toolchain().flavor());
+  if (!census) GTEST_SKIP() << "no committed census for " << linked_toolchain().flavor();
+  EXPECT_EQ(census->provenance.counts.count("probe_error"), 0u);
+  for (const auto& c : census->cells) EXPECT_NE(c.status, Status::kProbeError);
+  EXPECT_GT(census->provenance.intrinsics, 1000);
+  EXPECT_GE(census->provenance.processors.size(), 40u);
+  EXPECT_EQ(static_cast<size_t>(census->provenance.intrinsics),
+            [&] {
+              std::set<std::string> names;
+              for (const auto& i : census->instantiations) names.insert(i.intrinsic);
+              for (const auto& n : census->not_probed) names.insert(n.intrinsic);
+              return names.size();
+            }());  // every intrinsic is either measured or listed with its reason
+  EXPECT_EQ(census->cells.size(), census->instantiations.size() * census->provenance.processors.size());
+  for (const auto& n : census->not_probed) EXPECT_FALSE(n.reason.empty()) << n.intrinsic;
+  EXPECT_EQ(render_census(*census), test::read(data / census->provenance.flavor / "census.txt"));  // canonical form
+}
+
+// A workspace: the real catalog, the committed llvm22 column, and a census of a few intrinsics in its data/.
+struct Workspace {
+  test::TempDir dir;
+  Workspace() {
+    fs::path src = test::source_dir() / "data" / "llvm22";
+    test::write(dir / "data/llvm22/column.json", test::read(src / "column.json"));
+    test::write(dir / "data/llvm22/cells.jsonl", test::read(src / "cells.jsonl"));
+    test::write(dir / "data/llvm22/census.txt", render_census(small_census().census));
+  }
+  std::vector<std::string> args(std::vector<std::string> rest) const {
+    std::vector<std::string> a = {"--db", (dir / "db.sqlite").string(), "--data", (dir / "data").string()};
+    a.insert(a.end(), rest.begin(), rest.end());
+    return a;
+  }
+};
+
+TEST(Census, QueryFallsBackToTheCensusOutsideTheCatalog) {
+  if (linked_toolchain().flavor() != "llvm22") GTEST_SKIP() << "the workspace holds an llvm22 census";
+  Workspace ws;
+  auto r = test::run_archdb(ws.args({"query", "cos", "--target", "gfx90a"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("census"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("llvm.amdgcn.cos.f32 [float]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("v_cos_f32"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("gfx1100"), std::string::npos) << r.out;  // --target narrows it
+  auto j = test::run_archdb(ws.args({"query", "llvm.amdgcn.cos.f32", "--json"}));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto parsed = nlohmann::json::parse(j.out);
+  EXPECT_EQ(parsed["source"], "census");
+  EXPECT_EQ(parsed["flavors"]["llvm22"]["instantiations"][0]["cells"]["gfx1201"]["status"], "ok");
+  // A catalog key is still answered by the catalog column, and an unknown name is still an error.
+  auto key = test::run_archdb(ws.args({"query", "mfma.f32.4x4x4bf16.1k", "--flavor", "llvm22"}));
+  EXPECT_EQ(key.exit_code, 0);
+  EXPECT_EQ(key.out.find("census"), std::string::npos);
+  EXPECT_EQ(test::run_archdb(ws.args({"query", "no.such.thing"})).exit_code, 2);
+}
+
+TEST(Census, CheckFallsBackToTheCensusForIntrinsicsOutsideTheCatalog) {
+  if (linked_toolchain().flavor() != "llvm22") GTEST_SKIP() << "the workspace holds an llvm22 census";
+  Workspace ws;
+  test::write(ws.dir / "k.ll",
+              "declare float @llvm.amdgcn.cos.f32(float)\n"
+              "declare float @llvm.amdgcn.sin.f32(float)\n"
+              "define amdgpu_kernel void @k(ptr addrspace(1) %p, float %x) {\n"
+              "  %c = call float @llvm.amdgcn.cos.f32(float %x)\n"
+              "  store float %c, ptr addrspace(1) %p\n  ret void\n}\n");
+  auto r = test::run_archdb(ws.args({"check", "--target", "gfx90a", "--flavor", "llvm22", (ws.dir / "k.ll").string(), "--json"}));
+  auto j = nlohmann::json::parse(r.out);
+  bool cos_from_census = false;
+  for (const auto& item : j["items"]) {
+    if (item["intrinsic"] == "llvm.amdgcn.cos.f32") {
+      EXPECT_EQ(item["source"], "census");
+      EXPECT_EQ(item["status"], "ok");
+      cos_from_census = true;
+    }
+    if (item["intrinsic"] == "llvm.amdgcn.sin.f32") {
+      EXPECT_EQ(item["status"], "no_answer");  // not in this census
+    }
+  }
+  EXPECT_TRUE(cos_from_census) << r.out;
+  EXPECT_EQ(r.exit_code, 2) << r.out;  // sin has no answer: unvalidated
+
+  // In process: the checker's census branch, and a census refusal refuses.
+  auto store = Store::open(ws.dir / "db.sqlite");
+  Checker checker(*store, load_catalog((test::source_dir() / "schema/catalog.txt").string()),
+                  load_targets((test::source_dir() / "schema/targets.txt").string()));
+  CheckRequest req;
+  req.target = "gfx1201";
+  req.flavor = "llvm22";
+  req.intrinsics = {"llvm.amdgcn.mfma.f32.4x4x4bf16.1k.not.in.catalog"};
+  CheckResult none = checker.check(req);
+  EXPECT_EQ(none.items[0].source, "none");
+  req.intrinsics = {"llvm.amdgcn.cos.f32"};
+  CheckResult ok = checker.check(req);
+  EXPECT_EQ(ok.items[0].source, "census");
+  EXPECT_EQ(ok.verdict, Verdict::kCleared);
+}
+
+TEST(Frontend, TextFormRoundTrips) {
+  Frontend fe;
+  fe.provenance.flavor = "llvm22";
+  fe.provenance.clang = "clang version 22.1.8";
+  fe.provenance.command = {"clang-22", "-x", "hip", "--offload-arch={processor}", "{file}"};
+  fe.provenance.processors = {"gfx90a", "gfx1201"};
+  fe.keys = {{"a.b", "__builtin_amdgcn_a_b", "extern \"C\" __attribute__((device)) void probe(int a0) { (void)__builtin_amdgcn_a_b(a0); }", ""},
+             {"c.d", "", "", "clang has no __builtin_amdgcn_c_d"},
+             {"e.f", "__builtin_amdgcn_e_f", "", "no viable conversion"}};
+  fe.cells = {{"a.b", "gfx1201", false, "error: '__builtin_amdgcn_a_b' needs target feature x", {}},
+              {"a.b", "gfx90a", true, "", {"llvm.amdgcn.a.b"}}};
+  fe.sort();
+  fe.recount();
+  std::string text = render_frontend(fe);
+  Frontend back = parse_frontend(text, "frontend.txt");
+  EXPECT_EQ(render_frontend(back), text);
+  EXPECT_EQ(back.provenance.counts["accepted"], 1);
+  EXPECT_EQ(back.provenance.counts["no_builtin"], 1);
+  EXPECT_EQ(back.provenance.counts["not_posed"], 1);
+  test::TempDir dir;
+  auto store = Store::open(dir / "db.sqlite");
+  store_frontend(*store, back, "d");
+  std::optional<Frontend> loaded = load_frontend(*store, "llvm22");
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(render_frontend(*loaded), text);
+}
+
+TEST(Frontend, ClangOfTheFlavorAcceptsAndRefusesBuiltinsPerProcessor) {
+  std::string clang = "clang-" + std::to_string(linked_toolchain().llvm_major);
+  try {
+    clang_version_line(clang);
+  } catch (const Error&) {
+    GTEST_SKIP() << clang << " is not installed";
+  }
+  FrontendOptions o;
+  o.flavor = linked_toolchain().flavor();
+  o.clang = clang;
+  o.processors = {"gfx90a", "gfx1100"};
+  o.keys = {{"mfma.f32.4x4x4bf16.1k", "llvm.amdgcn.mfma.f32.4x4x4bf16.1k"},
+            {"s.sleep", "llvm.amdgcn.s.sleep"},
+            {"wmma.f32.16x16x16.f16", "llvm.amdgcn.wmma.f32.16x16x16.f16"},
+            {"made.up", "llvm.amdgcn.made.up.thing"}};
+  Frontend fe = measure_frontend(o);
+  const FrontendKey* mfma = fe.key("mfma.f32.4x4x4bf16.1k");
+  ASSERT_NE(mfma, nullptr);
+  EXPECT_EQ(mfma->builtin, "__builtin_amdgcn_mfma_f32_4x4x4bf16_1k");
+  EXPECT_NE(mfma->call.find(", 0, 0, 0)"), std::string::npos) << mfma->call;  // cbsz, abid, blgp: constants
+  ASSERT_NE(fe.find("mfma.f32.4x4x4bf16.1k", "gfx90a"), nullptr);
+  EXPECT_TRUE(fe.find("mfma.f32.4x4x4bf16.1k", "gfx90a")->accepted);
+  EXPECT_TRUE(contains(fe.find("mfma.f32.4x4x4bf16.1k", "gfx90a")->emitted, "llvm.amdgcn.mfma.f32.4x4x4bf16.1k"));
+  const FrontendCell* refused = fe.find("mfma.f32.4x4x4bf16.1k", "gfx1100");
+  ASSERT_NE(refused, nullptr);
+  EXPECT_FALSE(refused->accepted);
+  EXPECT_NE(refused->diagnostic.find("needs target feature"), std::string::npos) << refused->diagnostic;
+  EXPECT_TRUE(fe.find("s.sleep", "gfx90a")->accepted);
+  EXPECT_TRUE(fe.find("s.sleep", "gfx1100")->accepted);
+  const FrontendKey* wmma = fe.key("wmma.f32.16x16x16.f16");
+  ASSERT_NE(wmma, nullptr);
+  EXPECT_EQ(wmma->builtin.rfind("__builtin_amdgcn_wmma_f32_16x16x16_f16_w", 0), 0u) << wmma->builtin;  // a wave-size variant
+  ASSERT_NE(fe.find("wmma.f32.16x16x16.f16", "gfx1100"), nullptr);
+  EXPECT_TRUE(fe.find("wmma.f32.16x16x16.f16", "gfx1100")->accepted);
+  const FrontendKey* made_up = fe.key("made.up");
+  ASSERT_NE(made_up, nullptr);
+  EXPECT_TRUE(made_up->builtin.empty());
+  EXPECT_EQ(fe.find("made.up", "gfx90a"), nullptr);
+}
+
+TEST(Frontend, DisagreementsListBothSides) {
+  if (linked_toolchain().flavor() != "llvm22") GTEST_SKIP() << "the workspace holds the llvm22 column";
+  Workspace ws;
+  // A front end that accepts the MFMA builtin on gfx1201, where the back end cannot select it, and refuses
+  // s.sleep on gfx90a, where the back end lowers it.
+  Frontend fe;
+  fe.provenance.flavor = "llvm22";
+  fe.provenance.clang = "clang version 22.1.8";
+  fe.provenance.command = {"clang-22"};
+  fe.provenance.processors = {"gfx1201", "gfx90a"};
+  fe.keys = {{"mfma.f32.4x4x4bf16.1k", "__builtin_amdgcn_mfma_f32_4x4x4bf16_1k", "extern \"C\" void probe() {}", ""},
+             {"s.sleep", "__builtin_amdgcn_s_sleep", "extern \"C\" void probe() {}", ""}};
+  fe.cells = {{"mfma.f32.4x4x4bf16.1k", "gfx1201", true, "", {"llvm.amdgcn.mfma.f32.4x4x4bf16.1k"}},
+              {"mfma.f32.4x4x4bf16.1k", "gfx90a", true, "", {"llvm.amdgcn.mfma.f32.4x4x4bf16.1k"}},
+              {"s.sleep", "gfx1201", true, "", {"llvm.amdgcn.s.sleep"}},
+              {"s.sleep", "gfx90a", false, "error: made up", {}}};
+  fe.sort();
+  fe.recount();
+  test::write(ws.dir / "data/llvm22/frontend.txt", render_frontend(fe));
+  auto r = test::run_archdb(ws.args({"disagreements", "--flavor", "llvm22", "--json"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 2u) << r.out;
+  EXPECT_EQ(j[0]["key"], "mfma.f32.4x4x4bf16.1k");
+  EXPECT_EQ(j[0]["target"], "gfx1201");
+  EXPECT_EQ(j[0]["kind"], "front end accepts, back end cannot lower");
+  EXPECT_EQ(j[0]["backend"]["status"], "arch_absent");
+  EXPECT_NE(j[0]["backend"]["evidence"].get<std::string>().find("Cannot select"), std::string::npos);
+  EXPECT_EQ(j[1]["key"], "s.sleep");
+  EXPECT_EQ(j[1]["kind"], "front end refuses, back end lowers");
+  EXPECT_EQ(j[1]["frontend"]["diagnostic"], "error: made up");
+  // The findings report carries them, with reproducers.
+  auto f = test::run_archdb(ws.args({"findings", "--flavor", "llvm22", "--out", (ws.dir / "findings.md").string()}));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  std::string md = test::read(ws.dir / "findings.md");
+  EXPECT_NE(md.find("## Front end and back end disagree (2)"), std::string::npos) << md.substr(0, 2000);
+  EXPECT_NE(md.find("llc-22 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1201 -O0"), std::string::npos);
+  EXPECT_NE(md.find("## LLVM crashes and hangs"), std::string::npos);
+  EXPECT_NE(md.find("s.barrier.signal"), std::string::npos);  // the census's crash on gfx90a
+}
+
+}  // namespace
+}  // namespace archdb
