@@ -19,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "support/error.h"
+#include "support/text.h"
 
 extern char** environ;
 
@@ -65,12 +66,6 @@ CheckItem no_answer(std::string intrinsic, std::string key, std::string why) {
   item.source = "none";
   item.verdict = Verdict::kUnvalidated;
   return item;
-}
-
-std::string join(const std::vector<std::string>& v, const char* sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
 }
 
 }  // namespace

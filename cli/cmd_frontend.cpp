@@ -21,17 +21,12 @@
 #include "probe/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/text.h"
 
 namespace archdb::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
 
 std::string cell_detail(const Cell& c) {
   if (c.status != Status::kOk) return c.evidence;

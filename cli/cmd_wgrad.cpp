@@ -12,6 +12,7 @@
 #include "kernels/wgrad_problem.h"
 #include "kernels/wgrad_reference.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace archdb::cli {
 namespace {
@@ -25,12 +26,6 @@ struct WgradCliArgs {
   uint64_t seed = 1;
   CLI::Option* cpg = nullptr;
 };
-
-std::string join(const std::vector<std::string>& items, const char* sep = " ") {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 std::string manifest_dir(const WgradCliArgs& a) {
   return a.manifests.empty() ? std::string(ARCHDB_SOURCE_DIR) + "/kernels/manifests" : a.manifests;

@@ -1,17 +1,18 @@
 // db/census.cpp — the census model, its committed text form, its export and its tables (see census.h).
 #include "db/census.h"
 
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <set>
 #include <stdexcept>
 
+#include "db/sqlite.h"
 #include "db/store.h"
 #include "schema/catalog.h"
 #include "schema/targets.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/text.h"
 
 namespace archdb {
 namespace fs = std::filesystem;
@@ -35,24 +36,6 @@ nlohmann::ordered_json cell_detail(const Cell& c) {
   if (c.intrinsic == c.key) j.erase("intrinsic");
   if (c.status == Status::kOk && c.lowered_to.empty()) j.erase("lowered_to");
   return j;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  for (;;) {
-    size_t at = s.find(sep, pos);
-    out.push_back(s.substr(pos, at == std::string::npos ? std::string::npos : at - pos));
-    if (at == std::string::npos) break;
-    pos = at + 1;
-  }
-  return out;
 }
 
 nlohmann::ordered_json provenance_json(const CensusProvenance& p) {
@@ -108,70 +91,15 @@ CensusProvenance provenance_from(const nlohmann::ordered_json& j) {
 
 // ---- SQLite, for the census tables ----
 
-class Query {
- public:
-  Query(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
-      throw internal_error(std::string("database: cannot prepare statement: ") + sqlite3_errmsg(db));
-  }
-  ~Query() { sqlite3_finalize(s_); }
-  Query(const Query&) = delete;
-  Query& operator=(const Query&) = delete;
-  Query& text(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Query& text_or_null(int i, const std::string& v) {
-    if (v.empty()) sqlite3_bind_null(s_, i);
-    else text(i, v);
-    return *this;
-  }
-  Query& integer(int i, std::optional<int64_t> v) {
-    if (v) sqlite3_bind_int64(s_, i, *v);
-    else sqlite3_bind_null(s_, i);
-    return *this;
-  }
-  bool step() {
-    int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw Error(rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? kExitBadInput : kExitInternal,
-                std::string("database: ") + sqlite3_errmsg(db_));
-  }
-  void run() {
-    while (step()) {
-    }
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  std::string col(int i) const {
-    const unsigned char* t = sqlite3_column_text(s_, i);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-  bool null(int i) const { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* s_ = nullptr;
-};
-
-void exec(sqlite3* db, const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw internal_error(std::string("database: ") + msg);
-  }
-}
 
 Cell cell_from_group(const std::string& key, const std::string& target, const std::string& status,
                      const nlohmann::json& detail);
 
 // Reads the groups a query yields (key, status, targets, detail) into cells: all of them, or only `target`'s.
-void read_groups(Query& q, std::vector<Cell>& out, const std::string& target = "") {
+void read_groups(Stmt& q, std::vector<Cell>& out, const std::string& target = "") {
   while (q.step()) {
-    std::string key = q.col(0), status = q.col(1), targets = q.col(2);
-    nlohmann::json detail = nlohmann::json::parse(q.col(3));
+    std::string key = q.text(0), status = q.text(1), targets = q.text(2);
+    nlohmann::json detail = nlohmann::json::parse(q.text(3));
     for (const auto& t : split(targets, ','))
       if (target.empty() || t == target) out.push_back(cell_from_group(key, t, status, detail));
   }
@@ -425,41 +353,36 @@ void write_census_file(const fs::path& data_root, const Census& census) {
 
 void store_census(Store& store, const Census& census, const std::string& source_digest) {
   sqlite3* db = store.handle();
-  exec(db, "BEGIN IMMEDIATE");
-  try {
-    Query del(db, "DELETE FROM census WHERE flavor = ?1");
-    del.text(1, census.provenance.flavor).run();
-    Query ins(db, "INSERT INTO census(flavor, provenance, source_digest) VALUES (?1, ?2, ?3)");
-    ins.text(1, census.provenance.flavor).text(2, provenance_json(census.provenance).dump(-1, ' ', false, kReplaceInvalid));
-    ins.text_or_null(3, source_digest).run();
-    Query inst(db, "INSERT INTO census_instantiation(flavor, key, intrinsic, overload_types) VALUES (?1, ?2, ?3, ?4)");
-    for (const auto& i : census.instantiations)
-      inst.text(1, census.provenance.flavor).text(2, i.key).text(3, i.intrinsic).text(4, nlohmann::json(i.overload_types).dump()).run();
-    Query group(db, "INSERT INTO census_group(flavor, key, status, targets, detail) VALUES (?1, ?2, ?3, ?4, ?5)");
-    size_t c = 0;
-    for (const auto& i : census.instantiations) {
-      auto [begin, end] = range_of(census.cells, i.key, c);
-      c = end;
-      for (size_t x = begin; x < end; ++x)
-        if (census.cells[x].status == Status::kProbeError)
-          throw internal_error("refusing to store a probe_error census cell (" + i.key + "/" + census.cells[x].target + ")");
-      for (const Group& g : group_cells(census.cells, begin, end))
-        group.text(1, census.provenance.flavor).text(2, i.key).text(3, std::string(status_name(g.status)))
-            .text(4, join(g.targets, ",")).text(5, g.detail).run();
-    }
-    Query np(db, "INSERT INTO census_not_probed(flavor, intrinsic, reason) VALUES (?1, ?2, ?3)");
-    for (const auto& n : census.not_probed) np.text(1, census.provenance.flavor).text(2, n.intrinsic).text(3, n.reason).run();
-    exec(db, "COMMIT");
-  } catch (...) {
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
+  Transaction tx(db, store.path());
+  Stmt del(db, "DELETE FROM census WHERE flavor = ?1");
+  del.bind(1, census.provenance.flavor).run();
+  Stmt ins(db, "INSERT INTO census(flavor, provenance, source_digest) VALUES (?1, ?2, ?3)");
+  ins.bind(1, census.provenance.flavor).bind(2, provenance_json(census.provenance).dump(-1, ' ', false, kReplaceInvalid));
+  ins.bind_or_null(3, source_digest).run();
+  Stmt inst(db, "INSERT INTO census_instantiation(flavor, key, intrinsic, overload_types) VALUES (?1, ?2, ?3, ?4)");
+  for (const auto& i : census.instantiations)
+    inst.bind(1, census.provenance.flavor).bind(2, i.key).bind(3, i.intrinsic).bind(4, nlohmann::json(i.overload_types).dump()).run();
+  Stmt group(db, "INSERT INTO census_group(flavor, key, status, targets, detail) VALUES (?1, ?2, ?3, ?4, ?5)");
+  size_t c = 0;
+  for (const auto& i : census.instantiations) {
+    auto [begin, end] = range_of(census.cells, i.key, c);
+    c = end;
+    for (size_t x = begin; x < end; ++x)
+      if (census.cells[x].status == Status::kProbeError)
+        throw internal_error("refusing to store a probe_error census cell (" + i.key + "/" + census.cells[x].target + ")");
+    for (const Group& g : group_cells(census.cells, begin, end))
+      group.bind(1, census.provenance.flavor).bind(2, i.key).bind(3, std::string(status_name(g.status)))
+          .bind(4, join(g.targets, ",")).bind(5, g.detail).run();
   }
+  Stmt np(db, "INSERT INTO census_not_probed(flavor, intrinsic, reason) VALUES (?1, ?2, ?3)");
+  for (const auto& n : census.not_probed) np.bind(1, census.provenance.flavor).bind(2, n.intrinsic).bind(3, n.reason).run();
+  tx.commit();
 }
 
 std::vector<std::string> census_flavors(const Store& store) {
   std::vector<std::string> out;
-  Query q(store.handle(), "SELECT flavor FROM census ORDER BY flavor");
-  while (q.step()) out.push_back(q.col(0));
+  Stmt q(store.handle(), "SELECT flavor FROM census ORDER BY flavor");
+  while (q.step()) out.push_back(q.text(0));
   return out;
 }
 
@@ -467,33 +390,28 @@ std::optional<Census> load_census(const Store& store, const std::string& flavor)
   sqlite3* db = store.handle();
   Census census;
   {
-    Query q(db, "SELECT provenance FROM census WHERE flavor = ?1");
-    q.text(1, flavor);
+    Stmt q(db, "SELECT provenance FROM census WHERE flavor = ?1");
+    q.bind(1, flavor);
     if (!q.step()) return std::nullopt;
     try {
-      census.provenance = provenance_from(nlohmann::ordered_json::parse(q.col(0)));
+      census.provenance = provenance_from(nlohmann::ordered_json::parse(q.text(0)));
     } catch (const std::exception& e) {
       throw input_error(store.path().string() + ": census of " + flavor + ": " + e.what());
     }
   }
-  exec(db, "BEGIN");  // one snapshot for the three reads
-  try {
-    Query qi(db, "SELECT key, intrinsic, overload_types FROM census_instantiation WHERE flavor = ?1 ORDER BY key");
-    qi.text(1, flavor);
-    while (qi.step())
-      census.instantiations.push_back({qi.col(0), qi.col(1), nlohmann::json::parse(qi.col(2)).get<std::vector<std::string>>()});
-    Query qc(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1");
-    qc.text(1, flavor);
-    read_groups(qc, census.cells);
-    std::sort(census.cells.begin(), census.cells.end(), cell_less);
-    Query qn(db, "SELECT intrinsic, reason FROM census_not_probed WHERE flavor = ?1 ORDER BY intrinsic");
-    qn.text(1, flavor);
-    while (qn.step()) census.not_probed.push_back({qn.col(0), qn.col(1)});
-    exec(db, "COMMIT");
-  } catch (...) {
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
-  }
+  Transaction tx(db, store.path(), "BEGIN");  // one snapshot for the three reads
+  Stmt qi(db, "SELECT key, intrinsic, overload_types FROM census_instantiation WHERE flavor = ?1 ORDER BY key");
+  qi.bind(1, flavor);
+  while (qi.step())
+    census.instantiations.push_back({qi.text(0), qi.text(1), nlohmann::json::parse(qi.text(2)).get<std::vector<std::string>>()});
+  Stmt qc(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1");
+  qc.bind(1, flavor);
+  read_groups(qc, census.cells);
+  std::sort(census.cells.begin(), census.cells.end(), cell_less);
+  Stmt qn(db, "SELECT intrinsic, reason FROM census_not_probed WHERE flavor = ?1 ORDER BY intrinsic");
+  qn.bind(1, flavor);
+  while (qn.step()) census.not_probed.push_back({qn.text(0), qn.text(1)});
+  tx.commit();
   return census;
 }
 
@@ -501,27 +419,27 @@ CensusMatch find_census(const Store& store, const std::string& flavor, const std
   sqlite3* db = store.handle();
   CensusMatch m;
   std::string full = strip_prefix(name);
-  Query qi(db, "SELECT key, intrinsic, overload_types FROM census_instantiation WHERE flavor = ?1 AND "
+  Stmt qi(db, "SELECT key, intrinsic, overload_types FROM census_instantiation WHERE flavor = ?1 AND "
                "(key = ?2 OR intrinsic = ?2) ORDER BY key");
-  qi.text(1, flavor).text(2, full);
+  qi.bind(1, flavor).bind(2, full);
   while (qi.step())
-    m.instantiations.push_back({qi.col(0), qi.col(1), nlohmann::json::parse(qi.col(2)).get<std::vector<std::string>>()});
+    m.instantiations.push_back({qi.text(0), qi.text(1), nlohmann::json::parse(qi.text(2)).get<std::vector<std::string>>()});
   for (const auto& i : m.instantiations) {
-    Query qc(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1 AND key = ?2");
-    qc.text(1, flavor).text(2, i.key);
+    Stmt qc(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1 AND key = ?2");
+    qc.bind(1, flavor).bind(2, i.key);
     read_groups(qc, m.cells);
   }
   std::sort(m.cells.begin(), m.cells.end(), cell_less);
-  Query qn(db, "SELECT intrinsic, reason FROM census_not_probed WHERE flavor = ?1 AND intrinsic = ?2");
-  qn.text(1, flavor).text(2, full);
-  if (qn.step()) m.not_probed = CensusNotProbed{qn.col(0), qn.col(1)};
+  Stmt qn(db, "SELECT intrinsic, reason FROM census_not_probed WHERE flavor = ?1 AND intrinsic = ?2");
+  qn.bind(1, flavor).bind(2, full);
+  if (qn.step()) m.not_probed = CensusNotProbed{qn.text(0), qn.text(1)};
   return m;
 }
 
 std::optional<Cell> census_cell(const Store& store, const std::string& flavor, const std::string& name,
                                 const std::string& target) {
-  Query q(store.handle(), "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1 AND key = ?2");
-  q.text(1, flavor).text(2, name);
+  Stmt q(store.handle(), "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1 AND key = ?2");
+  q.bind(1, flavor).bind(2, name);
   std::vector<Cell> found;
   read_groups(q, found, target);
   if (found.empty()) return std::nullopt;
@@ -539,9 +457,9 @@ void sync_census_from_data(Store& store, const fs::path& data_root) {
       std::string text = read_file(e.path() / kCensusFile);
       std::string digest = digest_hex(text);
       {
-        Query q(store.handle(), "SELECT source_digest FROM census WHERE flavor = ?1");
-        q.text(1, flavor);
-        if (q.step() && q.col(0) == digest) continue;
+        Stmt q(store.handle(), "SELECT source_digest FROM census WHERE flavor = ?1");
+        q.bind(1, flavor);
+        if (q.step() && q.text(0) == digest) continue;
       }
       Census census = parse_census(text, (e.path() / kCensusFile).lexically_normal().string());
       if (census.provenance.flavor != flavor)
@@ -552,8 +470,8 @@ void sync_census_from_data(Store& store, const fs::path& data_root) {
   }
   for (const auto& flavor : census_flavors(store)) {
     if (committed.count(flavor)) continue;
-    Query del(store.handle(), "DELETE FROM census WHERE flavor = ?1");
-    del.text(1, flavor).run();
+    Stmt del(store.handle(), "DELETE FROM census WHERE flavor = ?1");
+    del.bind(1, flavor).run();
   }
 }
 

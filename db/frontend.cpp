@@ -1,15 +1,16 @@
 // db/frontend.cpp — the front-end axis: model, committed text form, tables (see frontend.h).
 #include "db/frontend.h"
 
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <set>
 
+#include "db/sqlite.h"
 #include "db/store.h"
 #include "schema/catalog.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/text.h"
 
 namespace archdb {
 namespace fs = std::filesystem;
@@ -24,18 +25,6 @@ constexpr const char* kCountNames[] = {"accepted", "rejected", "not_posed", "no_
 
 bool cell_less(const FrontendCell& a, const FrontendCell& b) {
   return a.key != b.key ? a.key < b.key : a.target < b.target;
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  for (;;) {
-    size_t at = s.find(sep, pos);
-    out.push_back(s.substr(pos, at == std::string::npos ? std::string::npos : at - pos));
-    if (at == std::string::npos) break;
-    pos = at + 1;
-  }
-  return out;
 }
 
 nlohmann::ordered_json provenance_json(const FrontendProvenance& p) {
@@ -78,56 +67,6 @@ nlohmann::ordered_json detail(const FrontendCell& c) {
   return j;
 }
 
-class Query {
- public:
-  Query(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
-      throw internal_error(std::string("database: cannot prepare statement: ") + sqlite3_errmsg(db));
-  }
-  ~Query() { sqlite3_finalize(s_); }
-  Query(const Query&) = delete;
-  Query& operator=(const Query&) = delete;
-  Query& text(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Query& text_or_null(int i, const std::string& v) {
-    if (v.empty()) sqlite3_bind_null(s_, i);
-    else text(i, v);
-    return *this;
-  }
-  bool step() {
-    int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw Error(rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? kExitBadInput : kExitInternal,
-                std::string("database: ") + sqlite3_errmsg(db_));
-  }
-  void run() {
-    while (step()) {
-    }
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  std::string col(int i) const {
-    const unsigned char* t = sqlite3_column_text(s_, i);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-  bool null(int i) const { return sqlite3_column_type(s_, i) == SQLITE_NULL; }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* s_ = nullptr;
-};
-
-void exec(sqlite3* db, const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    throw internal_error(std::string("database: ") + msg);
-  }
-}
 
 }  // namespace
 
@@ -319,55 +258,50 @@ void write_frontend_file(const fs::path& data_root, const Frontend& fe) {
 
 void store_frontend(Store& store, const Frontend& fe, const std::string& source_digest) {
   sqlite3* db = store.handle();
-  exec(db, "BEGIN IMMEDIATE");
-  try {
-    Query del(db, "DELETE FROM frontend WHERE flavor = ?1");
-    del.text(1, fe.provenance.flavor).run();
-    Query ins(db, "INSERT INTO frontend(flavor, provenance, source_digest) VALUES (?1, ?2, ?3)");
-    ins.text(1, fe.provenance.flavor).text(2, provenance_json(fe.provenance).dump(-1, ' ', false, kReplaceInvalid));
-    ins.text_or_null(3, source_digest).run();
-    Query key(db, "INSERT INTO frontend_key(flavor, key, builtin, call, reason) VALUES (?1, ?2, ?3, ?4, ?5)");
-    for (const auto& k : fe.keys)
-      key.text(1, fe.provenance.flavor).text(2, k.key).text_or_null(3, k.builtin).text_or_null(4, k.call).text_or_null(5, k.reason).run();
-    Query cell(db, "INSERT INTO frontend_cell(flavor, key, target, status, diagnostic, emitted) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-    for (const auto& c : fe.cells) {
-      cell.text(1, fe.provenance.flavor).text(2, c.key).text(3, c.target).text(4, c.accepted ? "accepted" : "rejected");
-      cell.text_or_null(5, c.accepted ? "" : c.diagnostic);
-      cell.text_or_null(6, c.accepted ? nlohmann::json(c.emitted).dump() : "");
-      cell.run();
-    }
-    exec(db, "COMMIT");
-  } catch (...) {
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    throw;
+  Transaction tx(db, store.path());
+  Stmt del(db, "DELETE FROM frontend WHERE flavor = ?1");
+  del.bind(1, fe.provenance.flavor).run();
+  Stmt ins(db, "INSERT INTO frontend(flavor, provenance, source_digest) VALUES (?1, ?2, ?3)");
+  ins.bind(1, fe.provenance.flavor).bind(2, provenance_json(fe.provenance).dump(-1, ' ', false, kReplaceInvalid));
+  ins.bind_or_null(3, source_digest).run();
+  Stmt key(db, "INSERT INTO frontend_key(flavor, key, builtin, call, reason) VALUES (?1, ?2, ?3, ?4, ?5)");
+  for (const auto& k : fe.keys)
+    key.bind(1, fe.provenance.flavor).bind(2, k.key).bind_or_null(3, k.builtin).bind_or_null(4, k.call).bind_or_null(5, k.reason).run();
+  Stmt cell(db, "INSERT INTO frontend_cell(flavor, key, target, status, diagnostic, emitted) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  for (const auto& c : fe.cells) {
+    cell.bind(1, fe.provenance.flavor).bind(2, c.key).bind(3, c.target).bind(4, c.accepted ? "accepted" : "rejected");
+    cell.bind_or_null(5, c.accepted ? "" : c.diagnostic);
+    cell.bind_or_null(6, c.accepted ? nlohmann::json(c.emitted).dump() : "");
+    cell.run();
   }
+  tx.commit();
 }
 
 std::optional<Frontend> load_frontend(const Store& store, const std::string& flavor) {
   sqlite3* db = store.handle();
   Frontend fe;
   {
-    Query q(db, "SELECT provenance FROM frontend WHERE flavor = ?1");
-    q.text(1, flavor);
+    Stmt q(db, "SELECT provenance FROM frontend WHERE flavor = ?1");
+    q.bind(1, flavor);
     if (!q.step()) return std::nullopt;
     try {
-      fe.provenance = provenance_from(nlohmann::ordered_json::parse(q.col(0)));
+      fe.provenance = provenance_from(nlohmann::ordered_json::parse(q.text(0)));
     } catch (const std::exception& e) {
       throw input_error(store.path().string() + ": front end of " + flavor + ": " + e.what());
     }
   }
-  Query qk(db, "SELECT key, builtin, call, reason FROM frontend_key WHERE flavor = ?1 ORDER BY key");
-  qk.text(1, flavor);
-  while (qk.step()) fe.keys.push_back({qk.col(0), qk.col(1), qk.col(2), qk.col(3)});
-  Query qc(db, "SELECT key, target, status, diagnostic, emitted FROM frontend_cell WHERE flavor = ?1 ORDER BY key, target");
-  qc.text(1, flavor);
+  Stmt qk(db, "SELECT key, builtin, call, reason FROM frontend_key WHERE flavor = ?1 ORDER BY key");
+  qk.bind(1, flavor);
+  while (qk.step()) fe.keys.push_back({qk.text(0), qk.text(1), qk.text(2), qk.text(3)});
+  Stmt qc(db, "SELECT key, target, status, diagnostic, emitted FROM frontend_cell WHERE flavor = ?1 ORDER BY key, target");
+  qc.bind(1, flavor);
   while (qc.step()) {
     FrontendCell c;
-    c.key = qc.col(0);
-    c.target = qc.col(1);
-    c.accepted = qc.col(2) == "accepted";
-    c.diagnostic = qc.col(3);
-    if (!qc.null(4)) c.emitted = nlohmann::json::parse(qc.col(4)).get<std::vector<std::string>>();
+    c.key = qc.text(0);
+    c.target = qc.text(1);
+    c.accepted = qc.text(2) == "accepted";
+    c.diagnostic = qc.text(3);
+    if (!qc.is_null(4)) c.emitted = nlohmann::json::parse(qc.text(4)).get<std::vector<std::string>>();
     fe.cells.push_back(std::move(c));
   }
   return fe;
@@ -384,9 +318,9 @@ void sync_frontend_from_data(Store& store, const fs::path& data_root) {
       std::string text = read_file(e.path() / kFrontendFile);
       std::string digest = digest_hex(text);
       {
-        Query q(store.handle(), "SELECT source_digest FROM frontend WHERE flavor = ?1");
-        q.text(1, flavor);
-        if (q.step() && q.col(0) == digest) continue;
+        Stmt q(store.handle(), "SELECT source_digest FROM frontend WHERE flavor = ?1");
+        q.bind(1, flavor);
+        if (q.step() && q.text(0) == digest) continue;
       }
       Frontend fe = parse_frontend(text, (e.path() / kFrontendFile).lexically_normal().string());
       if (fe.provenance.flavor != flavor)
@@ -397,13 +331,13 @@ void sync_frontend_from_data(Store& store, const fs::path& data_root) {
   }
   std::vector<std::string> stored;
   {
-    Query q(store.handle(), "SELECT flavor FROM frontend");
-    while (q.step()) stored.push_back(q.col(0));
+    Stmt q(store.handle(), "SELECT flavor FROM frontend");
+    while (q.step()) stored.push_back(q.text(0));
   }
   for (const auto& flavor : stored) {
     if (committed.count(flavor)) continue;
-    Query del(store.handle(), "DELETE FROM frontend WHERE flavor = ?1");
-    del.text(1, flavor).run();
+    Stmt del(store.handle(), "DELETE FROM frontend WHERE flavor = ?1");
+    del.bind(1, flavor).run();
   }
 }
 

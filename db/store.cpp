@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "db/column_files.h"
+#include "db/sqlite.h"
 #include "schema/migrations.h"
 #include "support/files.h"
 #include "support/clock.h"
@@ -21,85 +22,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int kApplicationId = 0x61726462;  // "ardb"
-
-class Stmt {
- public:
-  Stmt(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
-      throw internal_error(std::string("database: cannot prepare statement: ") + sqlite3_errmsg(db));
-  }
-  ~Stmt() { sqlite3_finalize(s_); }
-  Stmt& bind(int i, const std::string& v) {
-    sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  Stmt& bind_or_null(int i, const std::string& v) {
-    if (v.empty()) sqlite3_bind_null(s_, i);
-    else bind(i, v);
-    return *this;
-  }
-  Stmt& bind(int i, int64_t v) {
-    sqlite3_bind_int64(s_, i, v);
-    return *this;
-  }
-  Stmt& bind(int i, std::optional<int64_t> v) {
-    if (v) sqlite3_bind_int64(s_, i, *v);
-    else sqlite3_bind_null(s_, i);
-    return *this;
-  }
-  bool step() {
-    int rc = sqlite3_step(s_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    throw Error(rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? kExitBadInput : kExitInternal,
-                std::string("database: ") + sqlite3_errmsg(db_));
-  }
-  void run() {
-    while (step()) {
-    }
-    sqlite3_reset(s_);
-    sqlite3_clear_bindings(s_);
-  }
-  std::string text(int col) const {
-    const unsigned char* t = sqlite3_column_text(s_, col);
-    return t ? reinterpret_cast<const char*>(t) : "";
-  }
-  int64_t integer(int col) const { return sqlite3_column_int64(s_, col); }
-  bool is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* s_ = nullptr;
-};
-
-void exec(sqlite3* db, const std::string& sql, const fs::path& path) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
-    sqlite3_free(err);
-    int code = sqlite3_errcode(db);
-    throw Error(code == SQLITE_CORRUPT || code == SQLITE_NOTADB ? kExitBadInput : kExitInternal,
-                path.string() + ": " + msg);
-  }
-}
-
-// BEGIN IMMEDIATE on construction; ROLLBACK unless commit() ran.
-class Transaction {
- public:
-  Transaction(sqlite3* db, const fs::path& path) : db_(db), path_(path) { exec(db_, "BEGIN IMMEDIATE", path_); }
-  ~Transaction() {
-    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  void commit() {
-    exec(db_, "COMMIT", path_);
-    done_ = true;
-  }
-
- private:
-  sqlite3* db_;
-  const fs::path& path_;
-  bool done_ = false;
-};
 
 Origin parse_origin(const std::string& s) {
   if (s == "imported") return Origin::kImported;

@@ -12,6 +12,7 @@
 #include "probe/synth.h"
 #include "probe/toolchain.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace archdb {
 namespace {
@@ -73,12 +74,6 @@ llvm::Intrinsic::ID exact_id(const std::string& name) {
   llvm::Intrinsic::ID id = compat::lookup_intrinsic_id(name);
   if (id == llvm::Intrinsic::not_intrinsic || llvm::Intrinsic::getBaseName(id) != name) return llvm::Intrinsic::not_intrinsic;
   return id;
-}
-
-std::string join(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
 }
 
 // One intrinsic on its way to its instantiations.

@@ -31,17 +31,12 @@
 #include "probe/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/text.h"
 
 namespace archdb {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string s;
-  for (const auto& p : parts) s += (s.empty() ? "" : sep) + p;
-  return s;
-}
 
 std::vector<std::string> strings(const nlohmann::json& j, const char* field) {
   std::vector<std::string> out;

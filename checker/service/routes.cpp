@@ -14,6 +14,7 @@
 #include "db/history.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/text.h"
 
 namespace archdb::service {
 
@@ -33,12 +34,6 @@ unsigned affinity_cpus() {
 namespace {
 
 [[noreturn]] void fail(int status, const std::string& message) { throw HttpError{status, message, ""}; }
-
-std::string join(const std::vector<std::string>& v, const std::string& sep = ", ") {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -108,8 +103,8 @@ class Params {
       for (const auto& u : unknown) quoted.push_back("'" + u + "'");
       all.insert(all.end(), scalars.begin(), scalars.end());
       all.insert(all.end(), lists.begin(), lists.end());
-      fail(400, std::string(unknown.size() == 1 ? "unknown parameter " : "unknown parameters ") + join(quoted) +
-                    (all.empty() ? " (this endpoint takes none)" : " (this endpoint takes: " + join(all) + ")"));
+      fail(400, std::string(unknown.size() == 1 ? "unknown parameter " : "unknown parameters ") + join(quoted, ", ") +
+                    (all.empty() ? " (this endpoint takes none)" : " (this endpoint takes: " + join(all, ", ") + ")"));
     }
     for (const auto& s : scalars) {
       auto it = values_.find(s);
@@ -166,7 +161,7 @@ Reply json_reply(const json& j, const std::shared_ptr<const Snapshot>& snap = nu
 
 const FlavorData& need_flavor(const Snapshot& snap, const std::string& name) {
   if (const FlavorData* f = snap.flavor(name)) return *f;
-  fail(404, "unknown flavor '" + name + "' (the database has: " + join(snap.flavor_names()) + ")");
+  fail(404, "unknown flavor '" + name + "' (the database has: " + join(snap.flavor_names(), ", ") + ")");
 }
 
 std::string no_cells_reason(const FlavorData& f) {
@@ -181,13 +176,13 @@ std::vector<std::string> select_targets(const std::vector<std::string>& availabl
   std::vector<std::string> wanted = p.list("targets"), families = p.list("family");
   for (const auto& t : wanted)
     if (std::find(available.begin(), available.end(), t) == available.end())
-      fail(400, "unknown target '" + t + "' for " + whose + " (its targets: " + join(available) + ")");
+      fail(400, "unknown target '" + t + "' for " + whose + " (its targets: " + join(available, ", ") + ")");
   std::set<std::string> known_families;
   for (const auto& t : available) known_families.insert(target_family(t));
   for (const auto& f : families)
     if (!known_families.count(f))
       fail(400, "unknown target family '" + f + "' for " + whose + " (its families: " +
-                    join(std::vector<std::string>(known_families.begin(), known_families.end())) + ")");
+                    join(std::vector<std::string>(known_families.begin(), known_families.end()), ", ") + ")");
   std::vector<std::string> out;
   for (const auto& t : (wanted.empty() ? available : wanted)) {
     if (!families.empty() && std::find(families.begin(), families.end(), target_family(t)) == families.end()) continue;
@@ -203,7 +198,7 @@ std::set<Status> parse_statuses(const std::vector<std::string>& names) {
     if (!s || *s == Status::kProbeError) {
       std::vector<std::string> valid;
       for (Status v : storable_statuses()) valid.emplace_back(status_name(v));
-      fail(400, "unknown status '" + n + "' (statuses: " + join(valid) + ")");
+      fail(400, "unknown status '" + n + "' (statuses: " + join(valid, ", ") + ")");
     }
     out.insert(*s);
   }
@@ -228,7 +223,7 @@ std::string unknown_key_message(const Schema& schema, const std::string& key) {
   std::vector<std::string> near;
   for (const auto& k : schema.catalog.keys())
     if (k.find(key) != std::string::npos && near.size() < 10) near.push_back(k);
-  return "unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean: " + join(near) + ")");
+  return "unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean: " + join(near, ", ") + ")");
 }
 
 // Media type without parameters, lower case.
@@ -559,7 +554,7 @@ Reply Api::cell(const Request& r, const std::string& flavor, const std::string& 
   if (f.cells.empty()) fail(404, no_cells_reason(f));
   if (!std::binary_search(f.keys.begin(), f.keys.end(), key))
     fail(404, unknown_key_message(*schema_, key) + " in " + flavor);
-  fail(404, "no cell for " + key + " on '" + target + "' in " + flavor + " (its targets: " + join(f.targets) + ")");
+  fail(404, "no cell for " + key + " on '" + target + "' in " + flavor + " (its targets: " + join(f.targets, ", ") + ")");
 }
 
 Reply Api::matrix(const Request& r) const {
@@ -683,7 +678,7 @@ Reply Api::diff(const Request& r, const std::string& from, const std::string& to
   std::vector<std::string> groups = p.list("group");
   for (const auto& g : groups)
     if (std::find(change_groups().begin(), change_groups().end(), g) == change_groups().end())
-      fail(400, "unknown group '" + g + "' (groups: " + join(change_groups()) + ")");
+      fail(400, "unknown group '" + g + "' (groups: " + join(change_groups(), ", ") + ")");
   std::vector<std::string> both;
   for (const auto& t : a.targets)
     if (std::find(b.targets.begin(), b.targets.end(), t) != b.targets.end()) both.push_back(t);
@@ -761,8 +756,8 @@ Reply Api::check(const Request& r) const {
     for (auto it = body.begin(); it != body.end(); ++it)
       if (std::find(kFields.begin(), kFields.end(), it.key()) == kFields.end()) unknown.push_back("'" + it.key() + "'");
     if (!unknown.empty())
-      fail(400, std::string(unknown.size() == 1 ? "unknown field " : "unknown fields ") + join(unknown) +
-                    " (fields: " + join(kFields) + ")");
+      fail(400, std::string(unknown.size() == 1 ? "unknown field " : "unknown fields ") + join(unknown, ", ") +
+                    " (fields: " + join(kFields, ", ") + ")");
     auto str = [&](const char* field) -> std::optional<std::string> {
       if (!body.contains(field)) return std::nullopt;
       if (!body[field].is_string()) fail(400, std::string("field '") + field + "' must be a string");
@@ -803,7 +798,7 @@ Reply Api::check(const Request& r) const {
   if (in.targets.empty()) fail(400, "'target' (or 'targets') is required");
   for (const auto& t : in.targets)
     if (!schema_->targets.contains(t))
-      fail(400, "unknown target '" + t + "' (wired targets: " + join(schema_->targets.names) + ")");
+      fail(400, "unknown target '" + t + "' (wired targets: " + join(schema_->targets.names, ", ") + ")");
 
   CheckRequest request;
   request.flavor = in.flavor;

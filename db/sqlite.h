@@ -1,0 +1,56 @@
+// db/sqlite.h — the SQLite helpers the store's implementation files share (store.cpp, census.cpp,
+// frontend.cpp): a prepared statement, one-shot execution, and a transaction that rolls back unless
+// committed. Internal to db/; errors name the database file, and a corrupt file is bad input.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <sqlite3.h>
+
+namespace archdb {
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql);
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, const std::string& v);
+  Stmt& bind_or_null(int i, const std::string& v);  // an empty string binds NULL
+  Stmt& bind(int i, int64_t v);
+  Stmt& bind(int i, std::optional<int64_t> v);
+  bool step();  // true: a row is ready
+  void run();   // steps to the end, then resets for the next bindings
+
+  std::string text(int col) const;
+  int64_t integer(int col) const { return sqlite3_column_int64(s_, col); }
+  bool is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+void exec(sqlite3* db, const std::string& sql, const std::filesystem::path& path);
+
+// `begin` on construction (BEGIN IMMEDIATE for writes, BEGIN for a consistent read); ROLLBACK unless
+// commit() ran.
+class Transaction {
+ public:
+  Transaction(sqlite3* db, std::filesystem::path path, const char* begin = "BEGIN IMMEDIATE");
+  ~Transaction();
+  Transaction(const Transaction&) = delete;
+  Transaction& operator=(const Transaction&) = delete;
+  void commit();
+
+ private:
+  sqlite3* db_;
+  std::filesystem::path path_;
+  bool done_ = false;
+};
+
+}  // namespace archdb
