@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "db/file_stamps.h"
 #include "db/sqlite.h"
 #include "db/store.h"
 #include "schema/catalog.h"
@@ -315,12 +316,22 @@ void sync_frontend_from_data(Store& store, const fs::path& data_root) {
       std::string flavor = e.path().filename().string();
       if (flavor.empty() || flavor[0] == '.' || !fs::exists(e.path() / kFrontendFile, ec)) continue;
       committed.insert(flavor);
-      std::string text = read_file(e.path() / kFrontendFile);
-      std::string digest = digest_hex(text);
+      // The digest from the file's stat stamp when it did not change: the file itself is read only if it did.
+      std::string text;
+      bool read = false;
+      std::string digest = stamped_digest(store, "frontend:" + flavor, {e.path() / kFrontendFile}, [&] {
+        text = read_file(e.path() / kFrontendFile);
+        read = true;
+        return digest_hex(text);
+      });
       {
         Stmt q(store.handle(), "SELECT source_digest FROM frontend WHERE flavor = ?1");
         q.bind(1, flavor);
         if (q.step() && q.text(0) == digest) continue;
+      }
+      if (!read) {
+        text = read_file(e.path() / kFrontendFile);
+        digest = digest_hex(text);
       }
       Frontend fe = parse_frontend(text, (e.path() / kFrontendFile).lexically_normal().string());
       if (fe.provenance.flavor != flavor)

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "db/column_files.h"
+#include "db/file_stamps.h"
 #include "db/sqlite.h"
 #include "schema/migrations.h"
 #include "support/files.h"
@@ -292,7 +293,8 @@ void sync_store_from_data(Store& store, const fs::path& data_root, const std::st
     if (flavor == except) continue;
     fs::path dir = data_root / flavor;
     recover_directory(dir);
-    std::string digest = column_dir_digest(dir);
+    std::string digest = stamped_digest(store, "column:" + flavor, {dir / "column.json", dir / "cells.jsonl"},
+                                        [&] { return column_dir_digest(dir); });
     auto row = store.flavor(flavor);
     if (row && row->source_digest == digest) continue;
     Column column = read_column_dir(dir);

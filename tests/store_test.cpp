@@ -143,3 +143,52 @@ TEST(Store, SyncsCommittedColumnsByDigest) {
 
 }  // namespace
 }  // namespace archdb
+
+namespace archdb {
+namespace {
+namespace fs = std::filesystem;
+
+std::string digest_stamped_as(Store& store, const std::string& key) {
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(store.handle(), "SELECT digest FROM file_stamp WHERE key = ?1", -1, &s, nullptr);
+  sqlite3_bind_text(s, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  std::string out = sqlite3_step(s) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0)) : "";
+  sqlite3_finalize(s);
+  return out;
+}
+
+// A command's sync of data/ re-reads only files whose stat stamp changed: an unchanged stamp gives the
+// remembered digest without reading the files; a changed one makes it read and hash them again.
+TEST(Store, SyncTakesDigestsOfUnchangedFilesFromTheirStamps) {
+  test::TempDir dir;
+  auto store = Store::open(dir / "db.sqlite");
+  const auto data = test::source_dir() / "data";  // committed files, settled long ago
+  sync_store_from_data(*store, data);
+  const std::string real = store->flavor("llvm22")->source_digest;
+  ASSERT_EQ(digest_stamped_as(*store, "column:llvm22"), real);
+  // The remembered digest is what the next sync uses while the stamp holds: nothing is re-read.
+  sqlite3_exec(store->handle(), "UPDATE file_stamp SET digest = 'feedfacefeedface' WHERE key = 'column:llvm22'", nullptr,
+               nullptr, nullptr);
+  sync_store_from_data(*store, data);
+  EXPECT_EQ(store->flavor("llvm22")->source_digest, "feedfacefeedface");
+  // A stamp that is not the files' (they were written since) makes the sync read and hash them again.
+  sqlite3_exec(store->handle(), "UPDATE file_stamp SET stamp = 'stale' WHERE key = 'column:llvm22'", nullptr, nullptr,
+               nullptr);
+  sync_store_from_data(*store, data);
+  EXPECT_EQ(store->flavor("llvm22")->source_digest, real);
+  EXPECT_EQ(digest_stamped_as(*store, "column:llvm22"), real);
+}
+
+// A file written just now is hashed every time until it settles: its stamp could still change unseen.
+TEST(Store, FreshlyWrittenFilesAreNotStamped) {
+  test::TempDir dir;
+  fs::create_directories(dir / "data");
+  fs::copy(test::source_dir() / "data" / "llvm19", dir / "data" / "llvm19");
+  auto store = Store::open(dir / "db.sqlite");
+  sync_store_from_data(*store, dir / "data");
+  EXPECT_EQ(digest_stamped_as(*store, "column:llvm19"), "");
+  EXPECT_FALSE(store->flavor("llvm19")->source_digest.empty());
+}
+
+}  // namespace
+}  // namespace archdb
