@@ -66,7 +66,8 @@ int gate_report(const std::string& path) {
         for (const auto& f : report.at("kernels")) {
           int64_t mfma = 0;
           std::string mfma_names;
-          for (const auto& [m, n] : f.value("mnemonics", nlohmann::json::object()).items())
+          const nlohmann::json mnemonics = f.value("mnemonics", nlohmann::json::object());
+          for (const auto& [m, n] : mnemonics.items())
             if (m.rfind("v_mfma", 0) == 0) {
               mfma += n.get<int64_t>();
               mfma_names += (mfma_names.empty() ? "" : ",") + m;

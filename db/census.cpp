@@ -354,6 +354,7 @@ void write_census_file(const fs::path& data_root, const Census& census) {
 
 void store_census(Store& store, const Census& census, const std::string& source_digest) {
   sqlite3* db = store.handle();
+  store.before_write();
   Transaction tx(db, store.path());
   Stmt del(db, "DELETE FROM census WHERE flavor = ?1");
   del.bind(1, census.provenance.flavor).run();
@@ -481,6 +482,7 @@ void sync_census_from_data(Store& store, const fs::path& data_root) {
   }
   for (const auto& flavor : census_flavors(store)) {
     if (committed.count(flavor)) continue;
+    store.before_write();
     Stmt del(store.handle(), "DELETE FROM census WHERE flavor = ?1");
     del.bind(1, flavor).run();
   }

@@ -52,6 +52,7 @@ std::string stamped_digest(Store& store, const std::string& key, const std::vect
     if (::stat(f.c_str(), &st) != 0) continue;
     if (now - std::max(ns_of(st.st_mtim), ns_of(st.st_ctim)) < kSettledNs) return digest;
   }
+  store.before_write();  // a corrupt database fails here, as before any write
   try {
     Stmt up(store.handle(), "INSERT OR REPLACE INTO file_stamp(key, stamp, digest) VALUES (?1, ?2, ?3)");
     up.bind(1, key).bind(2, before).bind(3, digest).run();

@@ -259,6 +259,7 @@ void write_frontend_file(const fs::path& data_root, const Frontend& fe) {
 
 void store_frontend(Store& store, const Frontend& fe, const std::string& source_digest) {
   sqlite3* db = store.handle();
+  store.before_write();
   Transaction tx(db, store.path());
   Stmt del(db, "DELETE FROM frontend WHERE flavor = ?1");
   del.bind(1, fe.provenance.flavor).run();
@@ -347,6 +348,7 @@ void sync_frontend_from_data(Store& store, const fs::path& data_root) {
   }
   for (const auto& flavor : stored) {
     if (committed.count(flavor)) continue;
+    store.before_write();
     Stmt del(store.handle(), "DELETE FROM frontend WHERE flavor = ?1");
     del.bind(1, flavor).run();
   }

@@ -516,9 +516,11 @@ TEST(GateReport, CountsMfmaPerFunction) {
     const auto& report = gate["kernels"][f[0]]["reports"][f[1]];
     int64_t expected = 0;
     for (const auto& fn : report["kernels"])
-      if (fn["name"] == f[2])
-        for (const auto& [m, n] : fn.value("mnemonics", nlohmann::json::object()).items())
+      if (fn["name"] == f[2]) {
+        const nlohmann::json mnemonics = fn.value("mnemonics", nlohmann::json::object());
+        for (const auto& [m, n] : mnemonics.items())
           if (m.rfind("v_mfma", 0) == 0) expected += n.get<int64_t>();
+      }
     EXPECT_EQ(f[9], expected ? std::to_string(expected) : "-") << line;
     if (f[2] == "wgrad_reduce_z") {
       EXPECT_EQ(f[9], "-") << line;

@@ -33,13 +33,13 @@ int64_t occupancy_with_workgroup_sizes(const OccupancyLimits& l, int64_t wave_si
                                        int64_t max_wg) {
   const int64_t max_wgs_lds = l.lds_bytes_per_cu / std::max<int64_t>(lds, 1);
   if (max_wgs_lds == 0) return 1;  // more LDS than a CU has: the backend counts that as occupancy 1
-  auto max_wgs_per_cu = [&](int64_t wg) {
+  auto wgs_per_cu_by_barriers = [&](int64_t wg) {
     const int64_t slots = l.max_waves_per_simd * l.simds_per_cu, waves = divide_ceil(wg, wave_size);
     return waves == 1 ? slots : std::min(slots / waves, l.max_barriers);  // a one-wave group needs no barrier
   };
   const int64_t min_waves_per_wg = divide_ceil(min_wg, wave_size), max_waves_per_wg = divide_ceil(max_wg, wave_size);
-  const int64_t max_wgs_per_cu = std::min(max_wgs_per_cu(min_wg), max_wgs_lds);
-  const int64_t min_wgs_per_cu = std::min(max_wgs_per_cu(max_wg), max_wgs_lds);
+  const int64_t max_wgs_per_cu = std::min(wgs_per_cu_by_barriers(min_wg), max_wgs_lds);
+  const int64_t min_wgs_per_cu = std::min(wgs_per_cu_by_barriers(max_wg), max_wgs_lds);
   int64_t max_waves_per_cu = min_waves_per_wg * max_wgs_per_cu;
   int64_t min_waves_per_cu = max_waves_per_wg * min_wgs_per_cu;
   if (min_waves_per_cu >= max_waves_per_cu) {
