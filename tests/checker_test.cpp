@@ -14,6 +14,7 @@
 #include "checker/checker.h"
 #include "checker/ir_uses.h"
 #include "checker/manifest.h"
+#include "db/census.h"
 #include "support/error.h"
 #include "test_support.h"
 
@@ -451,9 +452,7 @@ TEST_F(CheckCli, UnknownExplicitFlavorIsAnErrorButACompilersIsUnvalidated) {
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err.rfind("archdb: unknown flavor 'llvm222' (known: llvm19, llvm20, llvm21, llvm22, llvm23", 0), 0u) << r.err;
   EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm222", "--keys", "workitem.x", "--warn-only"}).exit_code, 3);
-  test::write(dir / "clang-222", "#!/bin/sh
-echo 'clang version 222.0.0 (future)'
-");
+  test::write(dir / "clang-222", "#!/bin/sh\necho 'clang version 222.0.0 (future)'\n");
   fs::permissions(dir / "clang-222", fs::perms::owner_all);
   auto derived = check({"--target", "gfx90a", "--compiler", (dir / "clang-222").string(), "--keys", "workitem.x"});
   EXPECT_EQ(derived.exit_code, 2) << derived.err;
@@ -463,16 +462,12 @@ echo 'clang version 222.0.0 (future)'
 }
 
 TEST_F(CheckCli, ACompilerThatNamesNoVersionIsAnError) {
-  test::write(dir / "cc", "#!/bin/sh
-echo 'a compiler of some kind'
-");
+  test::write(dir / "cc", "#!/bin/sh\necho 'a compiler of some kind'\n");
   fs::permissions(dir / "cc", fs::perms::owner_all);
   auto r = check({"--target", "gfx90a", "--compiler", (dir / "cc").string(), "--keys", "workitem.x"});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err, "archdb: compiler '" + (dir / "cc").string() + "' --version names no clang or LLVM version\n");
-  test::write(dir / "failing", "#!/bin/sh
-exit 7
-");
+  test::write(dir / "failing", "#!/bin/sh\nexit 7\n");
   fs::permissions(dir / "failing", fs::perms::owner_all);
   auto failing = check({"--target", "gfx90a", "--compiler", (dir / "failing").string(), "--keys", "workitem.x"});
   EXPECT_EQ(failing.exit_code, 3);

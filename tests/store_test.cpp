@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <fstream>
+
 #include "db/column_files.h"
 #include "db/store.h"
 #include "schema/migrations.h"
@@ -188,6 +190,38 @@ TEST(Store, FreshlyWrittenFilesAreNotStamped) {
   sync_store_from_data(*store, dir / "data");
   EXPECT_EQ(digest_stamped_as(*store, "column:llvm19"), "");
   EXPECT_FALSE(store->flavor("llvm19")->source_digest.empty());
+}
+
+}  // namespace
+}  // namespace archdb
+
+namespace archdb {
+namespace {
+
+// Opening reads only the header; a corrupt page is still found before anything is written.
+TEST(Store, ACorruptPageIsFoundBeforeAnyWrite) {
+  test::TempDir dir;
+  const auto db = dir / "db.sqlite";
+  {
+    auto store = Store::open(db);
+    sync_store_from_data(*store, test::source_dir() / "data");
+  }  // the last connection checkpoints the WAL into the file
+  const auto size = std::filesystem::file_size(db);
+  ASSERT_GT(size, 64u * 1024);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    const std::string garbage(16384, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  auto store = Store::open(db);
+  try {
+    store->remove_column("llvm19");
+    FAIL() << "wrote to a corrupt database";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find(db.string()), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
