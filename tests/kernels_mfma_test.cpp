@@ -232,7 +232,7 @@ TEST(MfmaModel, TransposingLdsReadGivesEachLaneARow) {
 // (chooseDotDsReadB64TrLayout, 16-bit elements: 64 bits per lane, shuffle groups of 16 lanes) and (b) the MFMA
 // operand layout the instruction must DELIVER (mfmaDotToLinearLayout, kWidth 4). Its lowering emits the
 // instruction between the two, so the hardware's lane relation is whatever maps (a) onto (b). The bases are
-// copied here as data, per [non-K, K]; an element's coordinates are the XOR of the bases of the set bits of its
+// restated here as data, per [non-K, K]; an element's coordinates are the XOR of the bases of the set bits of its
 // register and lane index. AMD's CDNA4 ISA (section 11.4, "MFMA Transpose Load from LDS") says the same in
 // words: each lane reads 4 consecutive M or N values; after the transpose each lane holds 4 consecutive K values,
 // and for the 32x32 shapes the first read covers K=0..3 (lanes 0-31) and K=8..11 (lanes 32-63) — the layouts
