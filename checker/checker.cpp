@@ -1,10 +1,13 @@
 // checker/checker.cpp — verdicts from measured columns. The rule: refused when anything the kernel uses is
-// answered "no" on the target (name_absent, signature_mismatch, arch_absent); otherwise unvalidated when
+// answered "no" on the target (name_absent, signature_mismatch, arch_absent, or another target's intrinsic:
+// foreign_target); otherwise unvalidated when
 // anything is not answered (no column, no cell, not in the catalog, a crash, a timeout, an unknown
 // processor); cleared only when every use is answered ok.
 #include "checker/checker.h"
 
+#include "checker/ir_uses.h"
 #include "db/census.h"
+#include "db/sqlite.h"
 
 #include <fcntl.h>
 #include <spawn.h>
@@ -85,6 +88,17 @@ ColumnIndex ColumnIndex::load(const Store& store, const std::string& flavor) {
   ColumnIndex index;
   index.flavor = flavor;
   index.census_store = &store;
+  {
+    Stmt census(store.handle(), "SELECT provenance FROM census WHERE flavor = ?1");
+    census.bind(1, flavor);
+    if (census.step()) {
+      nlohmann::json provenance = nlohmann::json::parse(census.text(0), nullptr, /*allow_exceptions=*/false);
+      if (provenance.is_object() && provenance.contains("processors") && provenance["processors"].is_array())
+        for (const auto& p : provenance["processors"])
+          if (p.is_string()) index.census_processors.push_back(p.get<std::string>());
+      std::sort(index.census_processors.begin(), index.census_processors.end());
+    }
+  }
   std::optional<FlavorRow> row = store.flavor(flavor);
   index.why_no_cells = "no measured column for " + flavor;
   if (row && row->origin == Origin::kDescriptor)
@@ -112,8 +126,15 @@ CheckResult Checker::check(const CheckRequest& request) const {
 CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& column) const {
   if (!is_valid_flavor(request.flavor))
     throw usage_error("unknown flavor '" + request.flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
-  if (!targets_.contains(request.target))
-    throw usage_error("unknown target '" + request.target + "' (wired targets: " + join(targets_.names, ", ") + ")");
+  const bool wired = targets_.contains(request.target);
+  const bool census_only = !wired && std::binary_search(column.census_processors.begin(),
+                                                        column.census_processors.end(), request.target);
+  if (!wired && !census_only) {
+    std::string known = "wired targets: " + join(targets_.names, ", ");
+    if (!column.census_processors.empty())
+      known += "; " + request.flavor + "'s census also has: " + join(column.census_processors, ", ");
+    throw usage_error("unknown target '" + request.target + "' (" + known + ")");
+  }
   for (const std::string& key : request.keys)
     if (!catalog_.find(key)) throw usage_error("unknown key '" + key + "' (not in " + catalog_.path + ")");
 
@@ -135,19 +156,55 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     return item;
   };
 
-  for (const std::string& key : request.keys) result.items.push_back(answer_for_key(key, ""));
+  // The census cell of exactly this intrinsic name on the target, if the flavor's census has one.
+  auto census_answer = [&](const std::string& intrinsic) -> std::optional<CheckItem> {
+    if (!column.census_store) return std::nullopt;
+    std::optional<Cell> census = census_cell(*column.census_store, request.flavor, intrinsic, request.target);
+    if (!census) return std::nullopt;
+    CheckItem item = item_from_cell(*census);
+    item.key.clear();  // no catalog key answers: the census does
+    item.source = "census";
+    return item;
+  };
+  // A target only the census covers: every use is answered by the census cell of its intrinsic (a key by
+  // the intrinsic LLVM resolved it to on the wired targets).
+  auto census_only_answer = [&](const std::string& intrinsic, const std::string& key) {
+    if (intrinsic.empty()) return no_answer(intrinsic, key, "no measured cell of " + key + " in " + request.flavor +
+                                                                " names its intrinsic for the census");
+    std::optional<CheckItem> item = census_answer(intrinsic);
+    if (!item) return no_answer(intrinsic, key, request.target + " is not wired and " + request.flavor +
+                                                    "'s census has no cell for " + intrinsic + " on it");
+    item->key = key;
+    item->intrinsic = intrinsic;
+    return *item;
+  };
+  auto resolved_intrinsic = [&](const std::string& key) -> std::string {
+    auto it = column.cells.lower_bound({key, ""});
+    return it != column.cells.end() && it->first.first == key ? it->second.intrinsic : "";
+  };
+
+  for (const std::string& key : request.keys)
+    result.items.push_back(census_only ? census_only_answer(resolved_intrinsic(key), key) : answer_for_key(key, ""));
   for (const std::string& intrinsic : request.intrinsics) {
     auto keys = column.keys_by_intrinsic.find(intrinsic);
-    if (!column.has_cells) {
+    if (std::optional<std::string> foreign = foreign_target_of(intrinsic)) {
+      // No column is needed to say no: an AMD GPU backend never lowers another target's intrinsic.
+      CheckItem item;
+      item.intrinsic = intrinsic;
+      item.status = "foreign_target";
+      item.evidence = intrinsic + " is an intrinsic of LLVM's '" + *foreign +
+                      "' target, not of AMDGPU (amdgcn): no AMD GPU target lowers it";
+      item.source = "llvm";
+      item.verdict = Verdict::kRefused;
+      result.items.push_back(std::move(item));
+    } else if (census_only) {
+      std::string key = keys == column.keys_by_intrinsic.end() ? "" : keys->second.front();
+      result.items.push_back(census_only_answer(intrinsic, key));
+    } else if (!column.has_cells) {
       result.items.push_back(no_answer(intrinsic, "", no_column));
     } else if (keys == column.keys_by_intrinsic.end()) {
-      std::optional<Cell> census;
-      if (column.census_store) census = census_cell(*column.census_store, request.flavor, intrinsic, request.target);
-      if (census) {
-        CheckItem item = item_from_cell(*census);
-        item.key.clear();  // no catalog key answers: the census does
-        item.source = "census";
-        result.items.push_back(std::move(item));
+      if (std::optional<CheckItem> census = census_answer(intrinsic)) {
+        result.items.push_back(std::move(*census));
       } else {
         result.items.push_back(no_answer(intrinsic, "", "not in the catalog: " + request.flavor + " has no measured cell for it"));
       }
@@ -171,9 +228,20 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
   return result;
 }
 
+void CheckResult::apply_drift(std::vector<std::string> found) {
+  drift_checked = true;
+  drift = std::move(found);
+  if (!drift.empty()) verdict = Verdict::kRefused;
+}
+
 std::string CheckResult::headline() const {
   std::string subject_text = subject.empty() ? "(keys)" : subject;
   std::string head = std::string(verdict_name(verdict)) + ": " + subject_text + " on " + target + " (" + flavor + ")";
+  std::string drift_text;
+  if (!drift.empty()) {
+    drift_text = "manifest drift — " + drift.front();
+    if (drift.size() > 1) drift_text += " (and " + std::to_string(drift.size() - 1) + " more)";
+  }
   if (verdict == Verdict::kCleared) {
     return head + ": " + std::to_string(items.size()) + (items.size() == 1 ? " intrinsic" : " intrinsics") +
            ", all ok";
@@ -181,11 +249,13 @@ std::string CheckResult::headline() const {
   std::vector<const CheckItem*> deciding;
   for (const CheckItem& item : items)
     if (item.verdict == verdict) deciding.push_back(&item);
+  if (deciding.empty()) return head + ": " + drift_text;  // refused by the drift alone
   const CheckItem& first = *deciding.front();
   std::string name = first.key.empty() ? first.intrinsic : first.key;
   std::string line = head + ": " + name + " is " + first.status;
   if (!first.evidence.empty()) line += " — " + first.evidence;
   if (deciding.size() > 1) line += " (and " + std::to_string(deciding.size() - 1) + " more)";
+  if (!drift_text.empty()) line += "; " + drift_text;
   return line;
 }
 
@@ -209,6 +279,7 @@ nlohmann::ordered_json CheckResult::to_json() const {
     j["items"].push_back(std::move(i));
   }
   j["generic_intrinsics"] = generic_intrinsics;
+  if (drift_checked) j["drift"] = drift;
   return j;
 }
 

@@ -1,7 +1,7 @@
 // checker/checker.h — verdicts: may a kernel that uses these intrinsics (or catalog keys) be built for target
 // T with the compiler of flavor F? Answers come only from measured columns; anything a column does not
-// answer makes the verdict `unvalidated`, never `cleared` and never `refused`. No LLVM here (ir_uses.h reads
-// kernel IR).
+// answer makes the verdict `unvalidated`, never `cleared` and never `refused`. No LLVM header here (ir_uses.h
+// reads kernel IR, and says which intrinsic names belong to another target).
 #pragma once
 
 #include <map>
@@ -31,6 +31,9 @@ struct ColumnIndex {
   std::map<std::pair<std::string, std::string>, Cell> cells;          // (key, target) -> cell
   // The census (db/census.h) answers, on demand, for intrinsics outside the catalog (item source "census").
   const Store* census_store = nullptr;
+  // The processors the flavor's census covers (every one its LLVM knows), sorted; empty without a census. A
+  // target outside the wired list is checked against the census alone when it is one of them.
+  std::vector<std::string> census_processors;
 
   // Reads in the caller's open transaction, or in one of its own: never a mix of two versions of a column.
   static ColumnIndex load(const Store& store, const std::string& flavor);
@@ -52,7 +55,7 @@ struct CheckItem {
   std::string status;     // a status name, or "no_answer" when no cell answers
   std::string evidence;   // the cell's evidence, or why there is no answer
   std::vector<std::string> lowered_to;
-  std::string source;     // "measured", or "none"
+  std::string source;     // "measured", "census", "llvm" (LLVM's intrinsic table: another target's), or "none"
   Verdict verdict = Verdict::kUnvalidated;
 };
 
@@ -61,6 +64,13 @@ struct CheckResult {
   Verdict verdict = Verdict::kUnvalidated;
   std::vector<CheckItem> items;               // one per key / intrinsic, in request order
   std::vector<std::string> generic_intrinsics;
+  // A manifest checked against compiled IR (manifest_drift): each intrinsic the IR uses that the manifest
+  // does not list. Drift refuses the build whatever the items say.
+  bool drift_checked = false;
+  std::vector<std::string> drift;
+
+  // Records the drift and makes the verdict refused when there is any.
+  void apply_drift(std::vector<std::string> found);
 
   // One line a kernel author can act on, e.g. "refused: wgrad_dw7x7_bf16 on gfx1201 (llvm22):
   // mfma.f32.4x4x4bf16.1k is arch_absent — LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn...".
@@ -73,7 +83,8 @@ class Checker {
   // The catalog and target list give the valid keys and targets; columns come from `store` per flavor.
   Checker(const Store& store, Catalog catalog, TargetList targets);
 
-  // Throws usage_error for an unknown target, an invalid flavor name, or an unknown key. A well-formed
+  // Throws usage_error for an unknown target (neither wired nor a processor of the flavor's census), an
+  // invalid flavor name, or an unknown key. A processor only the census covers is answered from census cells. A well-formed
   // flavor without a measured column is not an error: the verdict is unvalidated ("no measured column").
   // A request with nothing gated (IR that calls no target intrinsic) is cleared.
   CheckResult check(const CheckRequest& request) const;

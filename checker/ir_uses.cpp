@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include <llvm/IR/CallingConv.h>
 #include <llvm/IR/Function.h>
@@ -15,6 +16,7 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "probe/llvm_compat.h"
 #include "support/error.h"
 #include "support/files.h"
 
@@ -30,6 +32,29 @@ bool is_target_intrinsic_name(llvm::StringRef name) {
   return false;
 }
 
+// "llvm.nvvm.foo" -> "nvvm"; empty when the name has no second component.
+std::string_view prefix_of(std::string_view name) {
+  if (name.substr(0, 5) != "llvm.") return {};
+  std::string_view rest = name.substr(5);
+  size_t dot = rest.find('.');
+  return dot == std::string_view::npos ? std::string_view{} : rest.substr(0, dot);
+}
+
+// Every target prefix of the linked LLVM's intrinsic table (aarch64, amdgcn, nvvm, x86, ...): LLVM names a
+// target intrinsic llvm.<target prefix>.*, and says which intrinsics are target intrinsics.
+const std::set<std::string, std::less<>>& target_prefixes() {
+  static const std::set<std::string, std::less<>> prefixes = [] {
+    std::set<std::string, std::less<>> out;
+    for (unsigned id = 1; id < llvm::Intrinsic::num_intrinsics; ++id) {
+      if (!compat::is_target_intrinsic(static_cast<llvm::Intrinsic::ID>(id))) continue;
+      std::string_view p = prefix_of(llvm::Intrinsic::getBaseName(static_cast<llvm::Intrinsic::ID>(id)));
+      if (!p.empty()) out.emplace(p);
+    }
+    return out;
+  }();
+  return prefixes;
+}
+
 std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -37,6 +62,13 @@ std::string one_line(std::string s) {
 }
 
 }  // namespace
+
+std::optional<std::string> foreign_target_of(const std::string& intrinsic_name) {
+  std::string_view prefix = prefix_of(intrinsic_name);
+  if (prefix.empty() || prefix == "amdgcn" || prefix == "r600") return std::nullopt;
+  if (target_prefixes().count(prefix) == 0) return std::nullopt;
+  return std::string(prefix);
+}
 
 IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
   llvm::LLVMContext context;
@@ -58,7 +90,11 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
   for (const llvm::Function& function : *module) {
     llvm::StringRef fname = function.getName();
     if (fname.starts_with("llvm.")) {
-      (is_target_intrinsic_name(fname) ? target : generic).insert(fname.str());
+      // Another target's intrinsic (known to LLVM, or spelt with a prefix of its targets) is gated too: the
+      // checker refuses it rather than listing it as target-independent.
+      bool gated = is_target_intrinsic_name(fname) || function.isTargetIntrinsic() ||
+                   foreign_target_of(fname.str()).has_value();
+      (gated ? target : generic).insert(fname.str());
     } else if (!function.isDeclaration() && (function.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL ||
                                              function.getCallingConv() == llvm::CallingConv::SPIR_KERNEL)) {
       kernels.insert(fname.str());

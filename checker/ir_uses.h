@@ -2,16 +2,25 @@
 // by the linked LLVM's IR reader (so retired spellings are auto-upgraded as the compiler would).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace archdb {
 
 struct IrUses {
-  std::vector<std::string> target_intrinsics;   // llvm.amdgcn.* (and other target prefixes), sorted, unique
+  // Target intrinsics, sorted, unique: llvm.amdgcn.* and llvm.r600.*, and those of any other target LLVM
+  // knows (llvm.nvvm.*, llvm.x86.*: the checker refuses them, see foreign_target_of).
+  std::vector<std::string> target_intrinsics;
   std::vector<std::string> generic_intrinsics;  // target-independent llvm.* ones, sorted, unique
   std::vector<std::string> kernels;             // functions defined with a GPU kernel calling convention
 };
+
+// The target an intrinsic name belongs to when that is a target of the linked LLVM other than AMDGPU
+// ("llvm.nvvm.read.ptx.sreg.tid.x" -> "nvvm", "llvm.x86.sse2.pause" -> "x86"), from LLVM's own intrinsic
+// table (the prefixes of its target intrinsics); nullopt for llvm.amdgcn.*, llvm.r600.*, target-independent
+// intrinsics and names that are no intrinsic. Thread-safe.
+std::optional<std::string> foreign_target_of(const std::string& intrinsic_name);
 
 // Throws input_error "NAME:LINE:COL: message" when the IR does not parse or verify.
 IrUses scan_ir_file(const std::string& path);

@@ -37,6 +37,8 @@ void add_bench(CLI::App& app, Context& context, int& exit_code) {
   bc->add_option("--target", check->target, "target")->required();
   bc->add_option("--flavor", check->flavor, "flavor")->required();
   bc->add_option("--repeat", check->repeat, "repetitions (the whole-process figure runs a tenth as many)")->default_val(200);
+  bc->add_option("--compare-with", check->compare_archdb,
+                 "another archdb executable whose whole `check` process is timed alternately with this one's");
   bc->callback([&context, &exit_code, check] {
     context.open_store();  // brings the database up to date with data/ first
     check->db = context.db;

@@ -3,12 +3,14 @@
 // manifest that does not cover the IR), 2 unvalidated, 3 any error — so a build gate can tell them apart.
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "checker/checker.h"
 #include "checker/ir_uses.h"
 #include "checker/manifest.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "db/census.h"
 #include "support/error.h"
 
 namespace archdb::cli {
@@ -45,6 +47,22 @@ std::string detail(const CheckItem& item) {
   return item.evidence;
 }
 
+// A --flavor the database has nothing about (no column, descriptor, import or census) is a typo or a
+// flavor never measured anywhere: an error naming the known ones. A flavor derived from --compiler is asked
+// as it is (no column: unvalidated), since the compiler that will build decides it.
+void require_known_flavor(const Store& store, const std::string& flavor) {
+  std::set<std::string> known;
+  for (const FlavorRow& row : store.flavors()) {
+    size_t colon = row.name.find(':');  // imported columns are "<format>:<flavor>"
+    known.insert(colon == std::string::npos ? row.name : row.name.substr(colon + 1));
+  }
+  for (const std::string& f : census_flavors(store)) known.insert(f);
+  if (known.count(flavor)) return;
+  std::string list;
+  for (const std::string& f : known) list += (list.empty() ? "" : ", ") + f;
+  throw usage_error("unknown flavor '" + flavor + "' (known: " + (list.empty() ? "none" : list) + ")");
+}
+
 int check(const Context& ctx, const CheckArgs& args) {
   int inputs = !args.keys.empty() + !args.ir.empty() + !args.manifest.empty();
   if (inputs == 0) throw usage_error("check: give --keys, an IR file (--ir or positional) or --manifest");
@@ -73,6 +91,7 @@ int check(const Context& ctx, const CheckArgs& args) {
   }
 
   auto store = ctx.open_store();
+  if (!args.flavor.empty()) require_known_flavor(*store, flavor);
   Checker checker(*store, ctx.load_catalog(), ctx.load_targets());
   ColumnIndex column = ColumnIndex::load(*store, flavor);
   if (manifest)
@@ -86,25 +105,22 @@ int check(const Context& ctx, const CheckArgs& args) {
   for (const std::string& target : args.targets) {
     request.target = target;
     results.push_back(checker.check(request, column));
+    // Drift is a refusal of the build on every target: the verdict, the message and the JSON say so.
+    if (manifest && uses) results.back().apply_drift(drift);
   }
-  // Over several targets the most severe verdict decides; drift is a refusal of the build.
+  // Over several targets the most severe verdict decides.
   Verdict worst = Verdict::kCleared;
   for (const CheckResult& r : results)
     if (r.verdict == Verdict::kRefused || (r.verdict == Verdict::kUnvalidated && worst == Verdict::kCleared)) worst = r.verdict;
-  int code = drift.empty() ? exit_for(worst) : exit_for(Verdict::kRefused);
+  int code = exit_for(worst);
 
   if (args.json) {
     nlohmann::ordered_json out;
     if (results.size() == 1) {
       out = results.front().to_json();
-      if (manifest && uses) out["drift"] = drift;
     } else {
       out = nlohmann::ordered_json::array();
-      for (const CheckResult& r : results) {
-        nlohmann::ordered_json one = r.to_json();
-        if (manifest && uses) one["drift"] = drift;
-        out.push_back(std::move(one));
-      }
+      for (const CheckResult& r : results) out.push_back(r.to_json());
     }
     std::printf("%s\n", out.dump(2).c_str());
   } else {
@@ -118,7 +134,7 @@ int check(const Context& ctx, const CheckArgs& args) {
         for (const auto& g : r.generic_intrinsics) list += (list.empty() ? "" : " ") + g;
         std::printf("target-independent (not gated): %s\n", list.c_str());
       }
-      for (const std::string& d : drift)
+      for (const std::string& d : r.drift)
         std::printf("drift: %s: %s (manifest %s)\n", request.subject.c_str(), d.c_str(), manifest->path.c_str());
       std::printf("%s\n", r.headline().c_str());
     }
@@ -126,7 +142,6 @@ int check(const Context& ctx, const CheckArgs& args) {
   if (args.warn_only && code != 0) {
     for (const CheckResult& r : results)
       if (r.verdict != Verdict::kCleared) std::fprintf(stderr, "archdb: warning: %s\n", r.headline().c_str());
-    if (!drift.empty()) std::fprintf(stderr, "archdb: warning: %s: manifest drift (%zu intrinsics)\n", request.subject.c_str(), drift.size());
     return 0;
   }
   return code;

@@ -25,7 +25,7 @@ struct CodeObjectArgs {
 int code_object(const CodeObjectArgs& args) {
   CodeObjectReport report = read_code_object(args.path);
   if (!args.remarks.empty()) apply_resource_remarks(report, read_file(args.remarks));
-  if (!args.disassembly.empty()) report.mnemonics = count_mnemonics(read_file(args.disassembly));
+  if (!args.disassembly.empty()) apply_disassembly(report, read_file(args.disassembly));
   if (args.json) {
     std::printf("%s\n", report.to_json().dump(2).c_str());
   } else {
@@ -34,7 +34,7 @@ int code_object(const CodeObjectArgs& args) {
     for (const KernelResources& k : report.kernels)
       table.add({k.name, std::to_string(k.vgpr_count), std::to_string(k.agpr_count), std::to_string(k.sgpr_count),
                  std::to_string(k.lds_bytes), std::to_string(k.scratch_bytes), std::to_string(k.wavefront_size),
-                 k.occupancy >= 0 ? std::to_string(k.occupancy) : "-"});
+                 std::to_string(k.occupancy) + (k.remark_occupancy >= 0 ? " (remark agrees)" : "")});
     std::printf("%s", table.render().c_str());
   }
   if (args.require_no_scratch)
@@ -46,7 +46,8 @@ int code_object(const CodeObjectArgs& args) {
 }
 
 // The gate manifest as a report a reviewer reads: per built (variant, target) and kernel function, the
-// resources and occupancy and the MFMA instructions it holds; then every pair not built, and why.
+// resources and occupancy and the MFMA instructions that function holds (counted under its own symbol in
+// the disassembly); then every pair not built, and why.
 int gate_report(const std::string& path) {
   nlohmann::json gate;
   try {
@@ -62,20 +63,21 @@ int gate_report(const std::string& path) {
     std::vector<std::string> refusals;
     for (const auto& [kernel, k] : gate.at("kernels").items()) {
       for (const auto& [target, report] : k.at("reports").items()) {
-        int64_t mfma = 0;
-        std::string mfma_names;
-        const nlohmann::json mnemonics = report.value("mnemonics", nlohmann::json::object());
-        for (const auto& [m, n] : mnemonics.items())
-          if (m.rfind("v_mfma", 0) == 0) {
-            mfma += n.get<int64_t>();
-            mfma_names += (mfma_names.empty() ? "" : ",") + m;
-          }
-        for (const auto& f : report.at("kernels"))
+        for (const auto& f : report.at("kernels")) {
+          int64_t mfma = 0;
+          std::string mfma_names;
+          const nlohmann::json mnemonics = f.value("mnemonics", nlohmann::json::object());
+          for (const auto& [m, n] : mnemonics.items())
+            if (m.rfind("v_mfma", 0) == 0) {
+              mfma += n.get<int64_t>();
+              mfma_names += (mfma_names.empty() ? "" : ",") + m;
+            }
           built.add({kernel, target, f.at("name").get<std::string>(), std::to_string(f.at("vgpr").get<int64_t>()),
                      std::to_string(f.at("agpr").get<int64_t>()), std::to_string(f.at("sgpr").get<int64_t>()),
                      std::to_string(f.at("lds_bytes").get<int64_t>()), std::to_string(f.at("scratch_bytes").get<int64_t>()),
                      f.contains("occupancy_waves_per_simd") ? std::to_string(f["occupancy_waves_per_simd"].get<int64_t>()) : "-",
                      mfma ? std::to_string(mfma) + " " + mfma_names : "-"});
+        }
       }
       for (const auto& n : k.at("not_built")) refusals.push_back(n.at("check").at("message").get<std::string>());
     }

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "db/file_stamps.h"
 #include "db/sqlite.h"
 #include "db/store.h"
 #include "schema/catalog.h"
@@ -353,6 +354,7 @@ void write_census_file(const fs::path& data_root, const Census& census) {
 
 void store_census(Store& store, const Census& census, const std::string& source_digest) {
   sqlite3* db = store.handle();
+  store.before_write();
   Transaction tx(db, store.path());
   Stmt del(db, "DELETE FROM census WHERE flavor = ?1");
   del.bind(1, census.provenance.flavor).run();
@@ -454,12 +456,22 @@ void sync_census_from_data(Store& store, const fs::path& data_root) {
       std::string flavor = e.path().filename().string();
       if (flavor.empty() || flavor[0] == '.' || !fs::exists(e.path() / kCensusFile, ec)) continue;
       committed.insert(flavor);
-      std::string text = read_file(e.path() / kCensusFile);
-      std::string digest = digest_hex(text);
+      // The digest from the file's stat stamp when it did not change: the file itself is read only if it did.
+      std::string text;
+      bool read = false;
+      std::string digest = stamped_digest(store, "census:" + flavor, {e.path() / kCensusFile}, [&] {
+        text = read_file(e.path() / kCensusFile);
+        read = true;
+        return digest_hex(text);
+      });
       {
         Stmt q(store.handle(), "SELECT source_digest FROM census WHERE flavor = ?1");
         q.bind(1, flavor);
         if (q.step() && q.text(0) == digest) continue;
+      }
+      if (!read) {
+        text = read_file(e.path() / kCensusFile);
+        digest = digest_hex(text);
       }
       Census census = parse_census(text, (e.path() / kCensusFile).lexically_normal().string());
       if (census.provenance.flavor != flavor)
@@ -470,6 +482,7 @@ void sync_census_from_data(Store& store, const fs::path& data_root) {
   }
   for (const auto& flavor : census_flavors(store)) {
     if (committed.count(flavor)) continue;
+    store.before_write();
     Stmt del(store.handle(), "DELETE FROM census WHERE flavor = ?1");
     del.bind(1, flavor).run();
   }

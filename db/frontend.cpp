@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "db/file_stamps.h"
 #include "db/sqlite.h"
 #include "db/store.h"
 #include "schema/catalog.h"
@@ -258,6 +259,7 @@ void write_frontend_file(const fs::path& data_root, const Frontend& fe) {
 
 void store_frontend(Store& store, const Frontend& fe, const std::string& source_digest) {
   sqlite3* db = store.handle();
+  store.before_write();
   Transaction tx(db, store.path());
   Stmt del(db, "DELETE FROM frontend WHERE flavor = ?1");
   del.bind(1, fe.provenance.flavor).run();
@@ -315,12 +317,22 @@ void sync_frontend_from_data(Store& store, const fs::path& data_root) {
       std::string flavor = e.path().filename().string();
       if (flavor.empty() || flavor[0] == '.' || !fs::exists(e.path() / kFrontendFile, ec)) continue;
       committed.insert(flavor);
-      std::string text = read_file(e.path() / kFrontendFile);
-      std::string digest = digest_hex(text);
+      // The digest from the file's stat stamp when it did not change: the file itself is read only if it did.
+      std::string text;
+      bool read = false;
+      std::string digest = stamped_digest(store, "frontend:" + flavor, {e.path() / kFrontendFile}, [&] {
+        text = read_file(e.path() / kFrontendFile);
+        read = true;
+        return digest_hex(text);
+      });
       {
         Stmt q(store.handle(), "SELECT source_digest FROM frontend WHERE flavor = ?1");
         q.bind(1, flavor);
         if (q.step() && q.text(0) == digest) continue;
+      }
+      if (!read) {
+        text = read_file(e.path() / kFrontendFile);
+        digest = digest_hex(text);
       }
       Frontend fe = parse_frontend(text, (e.path() / kFrontendFile).lexically_normal().string());
       if (fe.provenance.flavor != flavor)
@@ -336,6 +348,7 @@ void sync_frontend_from_data(Store& store, const fs::path& data_root) {
   }
   for (const auto& flavor : stored) {
     if (committed.count(flavor)) continue;
+    store.before_write();
     Stmt del(store.handle(), "DELETE FROM frontend WHERE flavor = ?1");
     del.bind(1, flavor).run();
   }

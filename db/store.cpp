@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "db/column_files.h"
+#include "db/file_stamps.h"
 #include "db/sqlite.h"
 #include "schema/migrations.h"
 #include "support/files.h"
@@ -76,7 +77,7 @@ std::unique_ptr<Store> Store::open(const fs::path& path) {
   sqlite3_busy_timeout(db, 10000);
   sqlite3_extended_result_codes(db, 0);
   try {
-    store->check_integrity();
+    store->check_header();
     exec(db, "PRAGMA journal_mode=WAL", path);
     exec(db, "PRAGMA synchronous=NORMAL", path);
     exec(db, "PRAGMA foreign_keys=ON", path);
@@ -91,8 +92,28 @@ std::unique_ptr<Store> Store::open(const fs::path& path) {
 
 Store::~Store() { sqlite3_close(db_); }
 
+void Store::check_header() {
+  // The first pages only: a foreign or non-database file fails here, before anything is written.
+  int64_t app_id = 0, version = 0, n = 0;
+  try {
+    Stmt app(db_, "PRAGMA application_id");
+    app.step();
+    app_id = app.integer(0);
+    Stmt ver(db_, "PRAGMA user_version");
+    ver.step();
+    version = ver.integer(0);
+    Stmt tables(db_, "SELECT count(*) FROM sqlite_schema");
+    tables.step();
+    n = tables.integer(0);
+  } catch (const Error& e) {
+    throw input_error(path_.string() + ": not a usable archdb database (" + e.what() + ")");
+  }
+  if ((version > 0 || n > 0) && app_id != kApplicationId)
+    throw input_error(path_.string() + ": not an archdb database (a SQLite file of another application)");
+}
+
 void Store::check_integrity() {
-  // quick_check reads every page: a corrupt or foreign file fails here, before anything is written.
+  // quick_check reads every page: a corrupt file fails here, before anything is written.
   Stmt check(db_, "PRAGMA quick_check");
   std::string first;
   try {
@@ -101,17 +122,11 @@ void Store::check_integrity() {
     throw input_error(path_.string() + ": not a usable archdb database (" + e.what() + ")");
   }
   if (first != "ok") throw input_error(path_.string() + ": database is corrupt (" + first + ")");
-  Stmt app(db_, "PRAGMA application_id");
-  app.step();
-  int64_t app_id = app.integer(0);
-  Stmt ver(db_, "PRAGMA user_version");
-  ver.step();
-  int64_t version = ver.integer(0);
-  Stmt tables(db_, "SELECT count(*) FROM sqlite_schema");
-  tables.step();
-  int64_t n = tables.integer(0);
-  if ((version > 0 || n > 0) && app_id != kApplicationId)
-    throw input_error(path_.string() + ": not an archdb database (a SQLite file of another application)");
+  integrity_checked_ = true;
+}
+
+void Store::before_write() {
+  if (!integrity_checked_) check_integrity();
 }
 
 int Store::schema_version() const {
@@ -129,6 +144,7 @@ void Store::migrate() {
                       " is newer than this archdb understands (" + std::to_string(latest) + ")");
   for (const auto& m : migrations) {
     if (m.version <= version) continue;
+    before_write();
     // Several processes may open a new database at once (a parallel build's checks): each migration runs
     // under the write lock and only if, holding it, the database still lacks it.
     Transaction tx(db_, path_);
@@ -210,12 +226,14 @@ void Store::write_column_rows(const std::string& name, Origin origin, const std:
 void Store::replace_column(const std::string& name, Origin origin, const std::string& provenance,
                            const std::vector<Cell>& cells, const std::string& source_digest,
                            std::optional<int64_t> run_id) {
+  before_write();
   Transaction tx(db_, path_);
   write_column_rows(name, origin, provenance, cells, source_digest, run_id);
   tx.commit();
 }
 
 void Store::remove_column(const std::string& name) {
+  before_write();
   Transaction tx(db_, path_);
   Stmt del(db_, "DELETE FROM flavor WHERE name = ?1");
   del.bind(1, name).run();
@@ -223,6 +241,7 @@ void Store::remove_column(const std::string& name) {
 }
 
 int64_t Store::start_run(const std::string& flavor, const std::string& kind, const std::string& toolchain_json) {
+  before_write();
   Transaction tx(db_, path_);
   Stmt ins(db_, "INSERT INTO run(flavor, kind, started_at, pid, toolchain, outcome) VALUES (?1, ?2, ?3, ?4, ?5, 'running')");
   ins.bind(1, flavor).bind(2, kind).bind(3, utc_now()).bind(4, static_cast<int64_t>(::getpid())).bind(5, toolchain_json);
@@ -234,6 +253,7 @@ int64_t Store::start_run(const std::string& flavor, const std::string& kind, con
 
 void Store::finish_run(int64_t id, const std::string& outcome, const std::string& counts_json,
                        const std::string& message) {
+  before_write();
   Transaction tx(db_, path_);
   Stmt up(db_, "UPDATE run SET outcome = ?2, ended_at = ?3, counts = ?4, message = ?5 WHERE id = ?1");
   up.bind(1, id).bind(2, outcome).bind(3, utc_now()).bind_or_null(4, counts_json).bind_or_null(5, message).run();
@@ -242,6 +262,7 @@ void Store::finish_run(int64_t id, const std::string& outcome, const std::string
 
 void Store::finish_measured_run(int64_t id, const Column& column, const std::string& provenance_json,
                                 const std::string& source_digest, const std::string& counts_json) {
+  before_write();
   Transaction tx(db_, path_);
   write_column_rows(column.provenance.flavor, Origin::kMeasured, provenance_json, column.cells, source_digest, id);
   Stmt up(db_, "UPDATE run SET outcome = 'ok', ended_at = ?2, counts = ?3 WHERE id = ?1");
@@ -259,6 +280,7 @@ void Store::mark_interrupted_runs() {
     }
   }
   if (stale.empty()) return;
+  before_write();
   Transaction tx(db_, path_);
   Stmt up(db_, "UPDATE run SET outcome = 'interrupted', ended_at = ?2, message = 'the process ended before the run finished' WHERE id = ?1");
   for (int64_t id : stale) up.bind(1, id).bind(2, utc_now()).run();
@@ -292,7 +314,8 @@ void sync_store_from_data(Store& store, const fs::path& data_root, const std::st
     if (flavor == except) continue;
     fs::path dir = data_root / flavor;
     recover_directory(dir);
-    std::string digest = column_dir_digest(dir);
+    std::string digest = stamped_digest(store, "column:" + flavor, {dir / "column.json", dir / "cells.jsonl"},
+                                        [&] { return column_dir_digest(dir); });
     auto row = store.flavor(flavor);
     if (row && row->source_digest == digest) continue;
     Column column = read_column_dir(dir);

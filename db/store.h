@@ -34,8 +34,11 @@ struct RunRow {
 
 class Store {
  public:
-  // Opens or creates the database at `path`, applies pending migrations and checks integrity. Throws
-  // input_error naming the file if it is not an archdb database, is corrupt, or is newer than this build.
+  // Opens or creates the database at `path` and applies pending migrations. Throws input_error naming the
+  // file if it is not an archdb database or is newer than this build. The full integrity check (PRAGMA
+  // quick_check, which reads every page) runs before the first write of this connection — a migration, a
+  // sync that loads a changed file, a run — so a corrupt file still fails before anything is written, while a
+  // command that only reads does not pay for it (SQLite reports a corrupt page it reads as such: exit 3).
   static std::unique_ptr<Store> open(const std::filesystem::path& path);
   ~Store();
   Store(const Store&) = delete;
@@ -68,11 +71,15 @@ class Store {
 
   // Internal: statement execution for this store's implementation files.
   sqlite3* handle() const { return db_; }
+  // Internal: every writer calls this first (once per connection it runs the integrity check).
+  void before_write();
 
  private:
   Store(std::filesystem::path path, sqlite3* db) : path_(std::move(path)), db_(db) {}
   void migrate();
+  void check_header();
   void check_integrity();
+  bool integrity_checked_ = false;
   void write_column_rows(const std::string& name, Origin origin, const std::string& provenance,
                          const std::vector<Cell>& cells, const std::string& source_digest,
                          std::optional<int64_t> run_id);

@@ -86,9 +86,11 @@ LaneAcc mfma_execute(MfmaOp op, const MfmaOperands& in);
 
 // ds_read_b64_tr_b16 (gfx950): every lane addresses 64 bits (four 16-bit values, `fetched[lane]`, as a
 // ds_read_b64 would return them); within each quarter of 16 lanes, destination lane 16*g + l receives in
-// slice n the value at slice l % 4 of source lane 16*g + l / 4 + 4*n. (A 4x16-lane transpose of 16-bit
-// values: the lane relation Triton's AMD backend and ROCm's gfx950 simulator use for this instruction; not
-// verified on hardware here — no AMD GPU on the machines this was written on.)
+// slice n the value at slice l % 4 of source lane 16*g + l / 4 + 4*n (a 4x16-lane transpose of 16-bit
+// values). Checked against Triton's AMD backend, which states independently which element each lane reads
+// for this instruction and which MFMA operand layout it must deliver (tests/kernels_mfma_test.cpp,
+// TransposingLdsReadMatchesTritonsReadAndOperandLayouts), and consistent with AMD's CDNA4 ISA text (section
+// 11.4); not verified on hardware here — no AMD GPU on the machines this was written on.
 using LaneHalves4 = std::array<std::array<uint16_t, 4>, 64>;
 LaneHalves4 lds_read_b64_tr_b16(const LaneHalves4& fetched);
 

@@ -5,18 +5,20 @@
 #   ARCHDB_KERNEL_<name>_DEFINES         the macros that select the variant (pass each as -D<macro>)
 #   ARCHDB_KERNEL_<name>_KEYS            the archdb catalog keys its device IR uses
 #   ARCHDB_KERNEL_<name>_MANIFEST        the manifest (absolute)
-#   ARCHDB_KERNEL_<name>_TARGETS         the targets the variant is written for and compile-tested on (the same
-#                                        lists as wgrad_variants() in wgrad_problem.cpp); the gate's verdicts
-#                                        from the measured columns decide where it is built
+#   ARCHDB_KERNEL_<name>_TARGETS         the targets the variant is written for and compile-tested on; the
+#                                        gate's verdicts from the measured columns decide where it is built
+#   ARCHDB_KERNEL_{MFMA,TR16,PORTABLE}_TARGETS  those lists per data path: the one source, also of
+#                                        wgrad_variants() in wgrad_problem.cpp (kernels/CMakeLists.txt passes
+#                                        them to it)
 #   ARCHDB_KERNEL_HIP_FLAGS              the clang++ flags every variant compiles with; add --offload-arch=<T>,
 #                                        the -D defines, the source, and -o <file>.hsaco (or -S -emit-llvm)
 set(ARCHDB_KERNELS_DIR ${CMAKE_CURRENT_LIST_DIR})
 set(ARCHDB_KERNEL_HIP_FLAGS -x hip --cuda-device-only --no-gpu-bundle-output -nogpuinc -nogpulib -O3 -std=c++17)
 
-set(_archdb_mfma_targets gfx90a gfx942 gfx950)
-set(_archdb_tr16_targets gfx950)
-set(_archdb_portable_targets gfx908 gfx90a gfx942 gfx950 gfx1030 gfx1100 gfx1151 gfx1201 gfx1250 gfx11-generic
-    gfx12-generic)
+set(ARCHDB_KERNEL_MFMA_TARGETS gfx90a gfx942 gfx950)
+set(ARCHDB_KERNEL_TR16_TARGETS gfx950)
+set(ARCHDB_KERNEL_PORTABLE_TARGETS gfx908 gfx90a gfx942 gfx950 gfx1030 gfx1100 gfx1151 gfx1201 gfx1250
+    gfx11-generic gfx12-generic)
 
 file(GLOB _archdb_manifests CONFIGURE_DEPENDS ${ARCHDB_KERNELS_DIR}/manifests/*.json)
 list(SORT _archdb_manifests)
@@ -41,11 +43,11 @@ foreach(_m IN LISTS _archdb_manifests)
   set(ARCHDB_KERNEL_${_name}_SOURCE ${ARCHDB_KERNELS_DIR}/${_source})
   set(ARCHDB_KERNEL_${_name}_MANIFEST ${_m})
   if("WGRAD_USE_TR16" IN_LIST ARCHDB_KERNEL_${_name}_DEFINES)
-    set(ARCHDB_KERNEL_${_name}_TARGETS ${_archdb_tr16_targets})
+    set(ARCHDB_KERNEL_${_name}_TARGETS ${ARCHDB_KERNEL_TR16_TARGETS})
   elseif(_source STREQUAL "wgrad_mfma.hip")
-    set(ARCHDB_KERNEL_${_name}_TARGETS ${_archdb_mfma_targets})
+    set(ARCHDB_KERNEL_${_name}_TARGETS ${ARCHDB_KERNEL_MFMA_TARGETS})
   else()
-    set(ARCHDB_KERNEL_${_name}_TARGETS ${_archdb_portable_targets})
+    set(ARCHDB_KERNEL_${_name}_TARGETS ${ARCHDB_KERNEL_PORTABLE_TARGETS})
   endif()
   list(APPEND ARCHDB_KERNEL_VARIANTS ${_name})
 endforeach()

@@ -94,11 +94,27 @@ WgradArgs make_args(const WgradProblem& p) {
 
 namespace {
 
+// The target lists live once, in kernels/variants.cmake (which the build gate reads too); the build passes
+// them here as comma-separated lists.
+std::vector<std::string> target_list(const char* comma_separated) {
+  std::vector<std::string> out;
+  std::string item;
+  for (const char* c = comma_separated;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+      if (*c == '\0') break;
+    } else {
+      item += *c;
+    }
+  }
+  return out;
+}
+
 std::vector<WgradVariant> make_variants() {
-  const std::vector<std::string> mfma_targets = {"gfx90a", "gfx942", "gfx950"};
-  const std::vector<std::string> tr16_targets = {"gfx950"};
-  const std::vector<std::string> portable_targets = {"gfx908",  "gfx90a",  "gfx942",  "gfx950",        "gfx1030",      "gfx1100",
-                                                     "gfx1151", "gfx1201", "gfx1250", "gfx11-generic", "gfx12-generic"};
+  const std::vector<std::string> mfma_targets = target_list(ARCHDB_KERNEL_MFMA_TARGETS);
+  const std::vector<std::string> tr16_targets = target_list(ARCHDB_KERNEL_TR16_TARGETS);
+  const std::vector<std::string> portable_targets = target_list(ARCHDB_KERNEL_PORTABLE_TARGETS);
   std::vector<WgradVariant> out;
   for (WgradKind kind : {WgradKind::kDepthwise, WgradKind::kGrouped})
     for (WgradDType dt : {kDTypeF16, kDTypeBF16})

@@ -87,6 +87,15 @@ inline llvm::Intrinsic::ID lookup_intrinsic_id(llvm::StringRef name) {
 #endif
 }
 
+// Whether an intrinsic belongs to one target (llvm.<target prefix>.*) rather than to every backend.
+inline bool is_target_intrinsic(llvm::Intrinsic::ID id) {
+#if LLVM_VERSION_MAJOR >= 20
+  return llvm::Intrinsic::isTargetIntrinsic(id);
+#else
+  return llvm::Function::isTargetIntrinsic(id);
+#endif
+}
+
 // The name of one of a target's processor descriptions (LLVM 23 keeps it as an offset into a string table).
 inline llvm::StringRef processor_name(const llvm::SubtargetSubTypeKV& processor) {
 #if LLVM_VERSION_MAJOR >= 23

@@ -9,7 +9,8 @@
 
 namespace archdb {
 
-std::string read_file(const std::filesystem::path& path);  // throws input_error naming the path
+// Throws input_error naming the path when it cannot be read or is not a regular file (a directory, a pipe).
+std::string read_file(const std::filesystem::path& path);
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 
 // Replaces directory `target` by directory `staged` in one step where the filesystem allows it

@@ -14,6 +14,7 @@
 #include "checker/checker.h"
 #include "checker/ir_uses.h"
 #include "checker/manifest.h"
+#include "db/census.h"
 #include "support/error.h"
 #include "test_support.h"
 
@@ -342,7 +343,170 @@ TEST_F(CheckCli, ManifestWithIrFailsOnDrift) {
   EXPECT_NE(stale.out.find("drift: wgrad_dw7x7_bf16: llvm.amdgcn.workitem.id.x is used but its key workitem.x"),
             std::string::npos)
       << stale.out;
+  // The verdict says so too, in text and JSON alike: drift is a refusal, never "cleared" beside it.
+  EXPECT_NE(stale.out.find("refused: wgrad_dw7x7_bf16 on gfx90a (llvm22): manifest drift — "
+                           "llvm.amdgcn.workitem.id.x is used but its key workitem.x is not in the manifest"),
+            std::string::npos)
+      << stale.out;
+  EXPECT_EQ(stale.out.find("cleared:"), std::string::npos) << stale.out;
+  auto json = check({"--target", "gfx90a", "--flavor", "llvm22", "--manifest", (dir / "stale.json").string(), "--ir",
+                     (dir / "k.ll").string(), "--json"});
+  EXPECT_EQ(json.exit_code, 1);
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["verdict"], "refused");
+  EXPECT_EQ(j["drift"].size(), 1u);
+  EXPECT_NE(j["message"].get<std::string>().find("manifest drift"), std::string::npos) << j["message"];
+  // No drift: an empty list, and the items' verdict.
+  auto clean = nlohmann::json::parse(check({"--target", "gfx90a", "--flavor", "llvm22", "--manifest",
+                                            (dir / "full.json").string(), "--ir", (dir / "k.ll").string(), "--json"})
+                                         .out);
+  EXPECT_EQ(clean["verdict"], "cleared");
+  EXPECT_TRUE(clean["drift"].empty());
 }
+
+// Another target's intrinsics are never "target-independent": LLVM's own table says whose they are.
+constexpr const char* kForeignIr = R"(
+declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+declare void @llvm.x86.sse2.pause()
+declare i32 @llvm.amdgcn.workitem.id.x()
+declare void @llvm.memset.p1.i64(ptr addrspace(1), i8, i64, i1 immarg)
+
+define amdgpu_kernel void @ported(ptr addrspace(1) %out) {
+  %a = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()
+  %b = call i32 @llvm.amdgcn.workitem.id.x()
+  call void @llvm.x86.sse2.pause()
+  call void @llvm.memset.p1.i64(ptr addrspace(1) %out, i8 0, i64 4, i1 false)
+  %s = add i32 %a, %b
+  store i32 %s, ptr addrspace(1) %out
+  ret void
+}
+)";
+
+TEST_F(CheckerTest, AnotherTargetsIntrinsicsAreRefused) {
+  EXPECT_EQ(foreign_target_of("llvm.nvvm.read.ptx.sreg.tid.x"), "nvvm");
+  EXPECT_EQ(foreign_target_of("llvm.x86.sse2.pause"), "x86");
+  EXPECT_EQ(foreign_target_of("llvm.aarch64.neon.fmax"), "aarch64");
+  EXPECT_EQ(foreign_target_of("llvm.nvvm.no.such.intrinsic"), "nvvm");  // a target prefix LLVM has
+  EXPECT_EQ(foreign_target_of("llvm.amdgcn.workitem.id.x"), std::nullopt);
+  EXPECT_EQ(foreign_target_of("llvm.r600.read.tidig.x"), std::nullopt);
+  EXPECT_EQ(foreign_target_of("llvm.memset.p1.i64"), std::nullopt);
+  EXPECT_EQ(foreign_target_of("llvm.experimental.vector.reduce.add"), std::nullopt);
+
+  IrUses uses = scan_ir_buffer(kForeignIr, "ported.ll");
+  EXPECT_EQ(uses.target_intrinsics, (std::vector<std::string>{"llvm.amdgcn.workitem.id.x",
+                                                              "llvm.nvvm.read.ptx.sreg.tid.x", "llvm.x86.sse2.pause"}));
+  EXPECT_EQ(uses.generic_intrinsics, (std::vector<std::string>{"llvm.memset.p1.i64"}));
+  CheckRequest r;
+  r.subject = "ported";
+  r.flavor = "llvm22";
+  r.target = "gfx90a";
+  r.intrinsics = uses.target_intrinsics;
+  CheckResult result = checker().check(r);
+  EXPECT_EQ(result.verdict, Verdict::kRefused);
+  ASSERT_EQ(result.items.size(), 3u);
+  EXPECT_EQ(result.items[0].verdict, Verdict::kCleared);
+  EXPECT_EQ(result.items[1].status, "foreign_target");
+  EXPECT_EQ(result.items[1].source, "llvm");
+  EXPECT_EQ(result.items[1].verdict, Verdict::kRefused);
+  EXPECT_NE(result.items[1].evidence.find("intrinsic of LLVM's 'nvvm' target"), std::string::npos)
+      << result.items[1].evidence;
+  EXPECT_NE(result.items[2].evidence.find("'x86'"), std::string::npos) << result.items[2].evidence;
+  EXPECT_EQ(result.headline().rfind("refused: ported on gfx90a (llvm22): llvm.nvvm.read.ptx.sreg.tid.x is "
+                                    "foreign_target — ",
+                                    0),
+            0u)
+      << result.headline();
+  // Whatever the column: a descriptor flavor refuses it too.
+  r.flavor = "llvm20";
+  EXPECT_EQ(checker().check(r).verdict, Verdict::kRefused);
+}
+
+TEST_F(CheckCli, ForeignIntrinsicsRefuseTheKernel) {
+  test::write(dir / "ported.ll", kForeignIr);
+  auto r = check({"--target", "gfx942", "--flavor", "llvm22", (dir / "ported.ll").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("foreign_target"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("target-independent (not gated): llvm.memset.p1.i64\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("not gated): llvm.nvvm"), std::string::npos) << r.out;
+}
+
+// What is not a regular file is not read as an empty one.
+TEST_F(CheckCli, ADirectoryIsNoIrFile) {
+  fs::create_directories(dir / "kernel.ll");
+  auto r = check({"--target", "gfx90a", "--flavor", "llvm22", (dir / "kernel.ll").string()});
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_EQ(r.err, "archdb: " + (dir / "kernel.ll").string() + ": cannot read: a directory, not a regular file\n");
+  fs::create_directories(dir / "m.json");
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm22", "--manifest", (dir / "m.json").string()}).exit_code, 3);
+  // The same reader serves every command: a directory as the catalog is an error there too.
+  auto catalog = run_archdb({"--db", (dir / "db.sqlite").string(), "--catalog", dir.path().string(), "check", "--target",
+                             "gfx90a", "--flavor", "llvm22", "--keys", "workitem.x"});
+  EXPECT_EQ(catalog.exit_code, 3);
+  EXPECT_NE(catalog.err.find("cannot read: a directory"), std::string::npos) << catalog.err;
+}
+
+// An explicit --flavor the database knows nothing about is an error naming the known ones; a flavor derived
+// from a compiler is asked as it is (no column: unvalidated).
+TEST_F(CheckCli, UnknownExplicitFlavorIsAnErrorButACompilersIsUnvalidated) {
+  auto r = check({"--target", "gfx90a", "--flavor", "llvm222", "--keys", "workitem.x"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err.rfind("archdb: unknown flavor 'llvm222' (known: llvm19, llvm20, llvm21, llvm22, llvm23", 0), 0u) << r.err;
+  EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm222", "--keys", "workitem.x", "--warn-only"}).exit_code, 3);
+  test::write(dir / "clang-222", "#!/bin/sh\necho 'clang version 222.0.0 (future)'\n");
+  fs::permissions(dir / "clang-222", fs::perms::owner_all);
+  auto derived = check({"--target", "gfx90a", "--compiler", (dir / "clang-222").string(), "--keys", "workitem.x"});
+  EXPECT_EQ(derived.exit_code, 2) << derived.err;
+  EXPECT_NE(derived.out.find("unvalidated: (keys) on gfx90a (llvm222): workitem.x is no_answer — no measured column for llvm222"),
+            std::string::npos)
+      << derived.out;
+}
+
+TEST_F(CheckCli, ACompilerThatNamesNoVersionIsAnError) {
+  test::write(dir / "cc", "#!/bin/sh\necho 'a compiler of some kind'\n");
+  fs::permissions(dir / "cc", fs::perms::owner_all);
+  auto r = check({"--target", "gfx90a", "--compiler", (dir / "cc").string(), "--keys", "workitem.x"});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err, "archdb: compiler '" + (dir / "cc").string() + "' --version names no clang or LLVM version\n");
+  test::write(dir / "failing", "#!/bin/sh\nexit 7\n");
+  fs::permissions(dir / "failing", fs::perms::owner_all);
+  auto failing = check({"--target", "gfx90a", "--compiler", (dir / "failing").string(), "--keys", "workitem.x"});
+  EXPECT_EQ(failing.exit_code, 3);
+  EXPECT_NE(failing.err.find("--version failed"), std::string::npos) << failing.err;
+}
+
+// A processor the catalog does not wire but the flavor's census covers is answered from census cells.
+TEST_F(CheckerTest, ACensusProcessorIsAnsweredFromTheCensus) {
+  sync_census_from_data(*store_, test::source_dir() / "data");
+  ColumnIndex column = ColumnIndex::load(*store_, "llvm22");
+  ASSERT_TRUE(std::binary_search(column.census_processors.begin(), column.census_processors.end(), "gfx600"));
+  CheckResult r = checker().check(keys("gfx600", {"workitem.x"}), column);
+  EXPECT_EQ(r.verdict, Verdict::kCleared) << r.headline();
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].source, "census");
+  EXPECT_EQ(r.items[0].key, "workitem.x");
+  EXPECT_EQ(r.items[0].intrinsic, "llvm.amdgcn.workitem.id.x");
+  // The MFMA atom is census-answered too: gfx600 has no MFMA.
+  CheckResult mfma = checker().check(keys("gfx600", {"mfma.f32.4x4x4bf16.1k"}), column);
+  EXPECT_EQ(mfma.verdict, Verdict::kRefused) << mfma.headline();
+  EXPECT_EQ(mfma.items[0].status, "arch_absent");
+  EXPECT_EQ(mfma.items[0].source, "census");
+}
+
+TEST_F(CheckCli, ACensusProcessorThroughTheCommandLine) {
+  auto r = check({"--target", "gfx600", "--flavor", "llvm22", "--keys", "workitem.x", "--json"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["items"][0]["source"], "census");
+  auto unknown = check({"--target", "gfx9999", "--flavor", "llvm22", "--keys", "workitem.x"});
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_NE(unknown.err.find("llvm22's census also has: gfx10-1-generic"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("gfx600"), std::string::npos) << unknown.err;
+  // A flavor without a census knows only the wired targets.
+  auto llvm19 = check({"--target", "gfx600", "--flavor", "llvm19", "--keys", "workitem.x"});
+  EXPECT_EQ(llvm19.exit_code, 3);
+  EXPECT_EQ(llvm19.err.find("census"), std::string::npos) << llvm19.err;
+}
+
 
 }  // namespace
 }  // namespace archdb

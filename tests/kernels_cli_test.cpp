@@ -57,6 +57,16 @@ TEST(KernelsCli, InvalidProblemsAreUsageErrorsOfOneLine) {
       {{"--kind", "grouped", "--cpg", "2"}, "archdb: invalid wgrad problem: cpg must be 4 or 8 for grouped (got 2)\n"},
       {{"--kind", "grouped", "--cpg", "8", "--c", "20"}, "archdb: invalid wgrad problem: c must be a multiple of cpg 8 (got 20)\n"},
       {{"--variant", "wgrad_grouped_mfma_f16"}, "archdb: variant wgrad_grouped_mfma_f16 serves grouped f16 problems, not depthwise f16\n"},
+      // Beyond int64: named as out of range, never clamped to a number nobody typed.
+      {{"--target-blocks", "99999999999999999999"},
+       "archdb: invalid wgrad problem: target_blocks is out of range (got 99999999999999999999)\n"},
+      {{"--target-blocks", "65536"}, "archdb: invalid wgrad problem: target_blocks must be <= 65535 (got 65536)\n"},
+      {{"--c", "-99999999999999999999"}, "archdb: invalid wgrad problem: c is out of range (got -99999999999999999999)\n"},
+      {{"--n", "2x"}, "archdb: invalid wgrad problem: n must be an integer (got '2x')\n"},
+      // The data seed is 0 to 2^64-1: a negative one is refused, not wrapped around.
+      {{"--seed", "-1"}, "archdb: --seed must be a non-negative integer, 0 to 18446744073709551615 (got '-1')\n"},
+      {{"--seed", "18446744073709551616"},
+       "archdb: --seed is out of range: 0 to 18446744073709551615 (got 18446744073709551616)\n"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<std::string> argv = {"wgrad"};
@@ -66,6 +76,12 @@ TEST(KernelsCli, InvalidProblemsAreUsageErrorsOfOneLine) {
     EXPECT_EQ(r.err, message);
     EXPECT_EQ(r.out, "") << "nothing runs for an invalid problem";
   }
+}
+
+TEST(KernelsCli, TheLargestSeedIsASeed) {
+  auto r = run_archdb({"wgrad", "--seed", "18446744073709551615", "--c", "4", "--h", "5", "--w", "5"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("data seed 18446744073709551615"), std::string::npos) << r.out;
 }
 
 TEST(KernelsCli, ListNamesEveryVariantWithItsKeys) {

@@ -13,6 +13,7 @@
 #include "kernels/wgrad_manifests.h"
 #include "kernels/wgrad_problem.h"
 #include "schema/catalog.h"
+#include "support/error.h"
 #include "test_support.h"
 
 namespace archdb::kernels {
@@ -22,16 +23,16 @@ namespace fs = std::filesystem;
 fs::path kernels_dir() { return test::source_dir() / "kernels"; }
 
 TEST(KernelsManifest, EveryVariantHasItsManifestAndNoManifestIsExtra) {
-  const std::vector<WgradManifest> manifests = read_wgrad_manifests(kernels_dir() / "manifests");
+  const std::vector<KernelManifest> manifests = read_wgrad_manifests(kernels_dir() / "manifests");
   std::set<std::string> names;
-  for (const WgradManifest& m : manifests) {
+  for (const KernelManifest& m : manifests) {
     const WgradVariant* v = find_variant(m.kernel);
-    ASSERT_NE(v, nullptr) << m.file << " names no bundled variant";
-    EXPECT_EQ(fs::path(m.file).filename().string(), fs::path(v->manifest()).filename().string());
-    EXPECT_EQ(m.source, v->source) << m.file;
-    EXPECT_EQ(m.defines, v->defines) << m.file;
-    EXPECT_TRUE(fs::exists(kernels_dir() / m.source)) << m.file;
-    EXPECT_TRUE(std::is_sorted(m.keys.begin(), m.keys.end())) << m.file;
+    ASSERT_NE(v, nullptr) << m.path << " names no bundled variant";
+    EXPECT_EQ(fs::path(m.path).filename().string(), fs::path(v->manifest()).filename().string());
+    EXPECT_EQ(m.source, v->source) << m.path;
+    EXPECT_EQ(m.defines, v->defines) << m.path;
+    EXPECT_TRUE(fs::exists(kernels_dir() / m.source)) << m.path;
+    EXPECT_TRUE(std::is_sorted(m.keys.begin(), m.keys.end())) << m.path;
     names.insert(m.kernel);
   }
   EXPECT_EQ(names.size(), wgrad_variants().size());
@@ -40,8 +41,30 @@ TEST(KernelsManifest, EveryVariantHasItsManifestAndNoManifestIsExtra) {
 
 TEST(KernelsManifest, KeysAreCatalogKeys) {
   const Catalog catalog = load_catalog((test::source_dir() / "schema" / "catalog.txt").string());
-  for (const WgradManifest& m : read_wgrad_manifests(kernels_dir() / "manifests"))
-    for (const std::string& key : m.keys) EXPECT_NE(catalog.find(key), nullptr) << m.file << ": " << key;
+  for (const KernelManifest& m : read_wgrad_manifests(kernels_dir() / "manifests"))
+    for (const std::string& key : m.keys) EXPECT_NE(catalog.find(key), nullptr) << m.path << ": " << key;
+}
+
+// The bundled manifests are read by the checker's reader, with its rules: an unknown field, a malformed key or a
+// key listed twice is refused, as `archdb check --manifest` and the gate refuse it.
+TEST(KernelsManifest, ReadByTheCheckersStrictReader) {
+  test::TempDir dir;
+  fs::create_directories(dir / "m");
+  const std::string head = R"({"schema":"archdb.kernel-manifest/v1","kernel":"k","source":"wgrad_portable.hip",)";
+  auto message = [&](const std::string& text) {
+    test::write(dir / "m" / "k.json", text);
+    try {
+      read_wgrad_manifests(dir / "m");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string file = (dir / "m" / "k.json").string();
+  EXPECT_EQ(message(head + R"("keys":["workitem.x"]})"), "accepted");  // defines may be left out
+  EXPECT_EQ(message(head + R"("keys":["workitem.x"],"colour":"red"})"), file + ": unknown manifest field 'colour'");
+  EXPECT_EQ(message(head + R"("keys":["Not A Key"]})"), file + ": 'Not A Key' is not a valid key");
+  EXPECT_EQ(message(head + R"("keys":["workitem.x","workitem.x"]})"), file + ": key 'workitem.x' listed twice");
 }
 
 // ---- Against the compiler ----
@@ -119,7 +142,7 @@ TEST(KernelsManifest, DeviceIrUsesExactlyTheManifestKeys) {
   const Catalog catalog = load_catalog((test::source_dir() / "schema" / "catalog.txt").string());
   test::TempDir tmp;
   static const std::regex declare(R"(^declare [^@]*@(llvm\.amdgcn\.[\w.]+)\()");
-  for (const WgradManifest& m : read_wgrad_manifests(kernels_dir() / "manifests")) {
+  for (const KernelManifest& m : read_wgrad_manifests(kernels_dir() / "manifests")) {
     const WgradVariant& v = *find_variant(m.kernel);
     std::set<std::string> want;
     for (const auto& key : m.keys) {

@@ -8,6 +8,8 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "kernels/mfma_model.h"
 #include "kernels/wgrad_numeric.h"
@@ -222,6 +224,63 @@ TEST(MfmaModel, TransposingLdsReadGivesEachLaneARow) {
   const LaneHalves4 out = lds_read_b64_tr_b16(fetched);
   for (int lane = 0; lane < 64; ++lane)
     for (int k = 0; k < 4; ++k) EXPECT_EQ(out[lane][k], value(lane / 16, lane % 16, k)) << "lane " << lane;
+}
+
+// ds_read_b64_tr_b16 against a statement of it made independently of this model: Triton's AMD backend
+// (triton-lang/triton, lib/Dialect/TritonGPU/IR/LinearLayoutConversions.cpp) describes, as linear layouts
+// over GF(2), (a) which 16-bit element each (lane, register) READS from LDS when it issues the instruction
+// (chooseDotDsReadB64TrLayout, 16-bit elements: 64 bits per lane, shuffle groups of 16 lanes) and (b) the MFMA
+// operand layout the instruction must DELIVER (mfmaDotToLinearLayout, kWidth 4). Its lowering emits the
+// instruction between the two, so the hardware's lane relation is whatever maps (a) onto (b). The bases are
+// restated here as data, per [non-K, K]; an element's coordinates are the XOR of the bases of the set bits of its
+// register and lane index. AMD's CDNA4 ISA (section 11.4, "MFMA Transpose Load from LDS") says the same in
+// words: each lane reads 4 consecutive M or N values; after the transpose each lane holds 4 consecutive K values,
+// and for the 32x32 shapes the first read covers K=0..3 (lanes 0-31) and K=8..11 (lanes 32-63) — the layouts
+// below with a second instruction at K+4. Not verified on hardware (no AMD GPU here).
+struct Basis {
+  int non_k, k;
+};
+std::pair<int, int> apply_layout(const std::vector<Basis>& reg, const std::vector<Basis>& lane, int r, int l) {
+  int non_k = 0, k = 0;
+  for (size_t b = 0; b < reg.size(); ++b)
+    if (r >> b & 1) non_k ^= reg[b].non_k, k ^= reg[b].k;
+  for (size_t b = 0; b < lane.size(); ++b)
+    if (l >> b & 1) non_k ^= lane[b].non_k, k ^= lane[b].k;
+  return {non_k, k};
+}
+
+TEST(MfmaModel, TransposingLdsReadMatchesTritonsReadAndOperandLayouts) {
+  struct Shape {
+    const char* name;
+    std::vector<Basis> read_reg, read_lane, operand_reg, operand_lane;
+  };
+  const std::vector<Shape> shapes = {
+      {"mfma 16x16 (kWidth 4)",
+       {{1, 0}, {2, 0}},
+       {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {0, 4}, {0, 8}},
+       {{0, 1}, {0, 2}},
+       {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {0, 4}, {0, 8}}},
+      {"mfma 32x32 (kWidth 4)",
+       {{1, 0}, {2, 0}},
+       {{4, 0}, {8, 0}, {0, 1}, {0, 2}, {16, 0}, {0, 4}},
+       {{0, 1}, {0, 2}},
+       {{1, 0}, {2, 0}, {4, 0}, {8, 0}, {16, 0}, {0, 4}}},
+  };
+  auto element = [](int non_k, int k) { return static_cast<uint16_t>(k * 64 + non_k); };  // distinct per element
+  for (const Shape& shape : shapes) {
+    LaneHalves4 fetched{};
+    for (int lane = 0; lane < 64; ++lane)
+      for (int r = 0; r < 4; ++r) {
+        auto [non_k, k] = apply_layout(shape.read_reg, shape.read_lane, r, lane);
+        fetched[lane][r] = element(non_k, k);
+      }
+    const LaneHalves4 out = lds_read_b64_tr_b16(fetched);
+    for (int lane = 0; lane < 64; ++lane)
+      for (int r = 0; r < 4; ++r) {
+        auto [non_k, k] = apply_layout(shape.operand_reg, shape.operand_lane, r, lane);
+        EXPECT_EQ(out[lane][r], element(non_k, k)) << shape.name << ": lane " << lane << " register slice " << r;
+      }
+  }
 }
 
 TEST(MfmaModel, NamesPerArchitecture) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <fstream>
+
 #include "db/column_files.h"
 #include "db/store.h"
 #include "schema/migrations.h"
@@ -139,6 +141,87 @@ TEST(Store, SyncsCommittedColumnsByDigest) {
   std::filesystem::remove_all(dir / "data/llvm22");
   sync_store_from_data(*store, dir / "data");
   EXPECT_FALSE(store->flavor("llvm22"));
+}
+
+}  // namespace
+}  // namespace archdb
+
+namespace archdb {
+namespace {
+namespace fs = std::filesystem;
+
+std::string digest_stamped_as(Store& store, const std::string& key) {
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(store.handle(), "SELECT digest FROM file_stamp WHERE key = ?1", -1, &s, nullptr);
+  sqlite3_bind_text(s, 1, key.c_str(), -1, SQLITE_TRANSIENT);
+  std::string out = sqlite3_step(s) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0)) : "";
+  sqlite3_finalize(s);
+  return out;
+}
+
+// A command's sync of data/ re-reads only files whose stat stamp changed: an unchanged stamp gives the
+// remembered digest without reading the files; a changed one makes it read and hash them again.
+TEST(Store, SyncTakesDigestsOfUnchangedFilesFromTheirStamps) {
+  test::TempDir dir;
+  auto store = Store::open(dir / "db.sqlite");
+  const auto data = test::source_dir() / "data";  // committed files, settled long ago
+  sync_store_from_data(*store, data);
+  const std::string real = store->flavor("llvm22")->source_digest;
+  ASSERT_EQ(digest_stamped_as(*store, "column:llvm22"), real);
+  // The remembered digest is what the next sync uses while the stamp holds: nothing is re-read.
+  sqlite3_exec(store->handle(), "UPDATE file_stamp SET digest = 'feedfacefeedface' WHERE key = 'column:llvm22'", nullptr,
+               nullptr, nullptr);
+  sync_store_from_data(*store, data);
+  EXPECT_EQ(store->flavor("llvm22")->source_digest, "feedfacefeedface");
+  // A stamp that is not the files' (they were written since) makes the sync read and hash them again.
+  sqlite3_exec(store->handle(), "UPDATE file_stamp SET stamp = 'stale' WHERE key = 'column:llvm22'", nullptr, nullptr,
+               nullptr);
+  sync_store_from_data(*store, data);
+  EXPECT_EQ(store->flavor("llvm22")->source_digest, real);
+  EXPECT_EQ(digest_stamped_as(*store, "column:llvm22"), real);
+}
+
+// A file written just now is hashed every time until it settles: its stamp could still change unseen.
+TEST(Store, FreshlyWrittenFilesAreNotStamped) {
+  test::TempDir dir;
+  fs::create_directories(dir / "data");
+  fs::copy(test::source_dir() / "data" / "llvm19", dir / "data" / "llvm19");
+  auto store = Store::open(dir / "db.sqlite");
+  sync_store_from_data(*store, dir / "data");
+  EXPECT_EQ(digest_stamped_as(*store, "column:llvm19"), "");
+  EXPECT_FALSE(store->flavor("llvm19")->source_digest.empty());
+}
+
+}  // namespace
+}  // namespace archdb
+
+namespace archdb {
+namespace {
+
+// Opening reads only the header; a corrupt page is still found before anything is written.
+TEST(Store, ACorruptPageIsFoundBeforeAnyWrite) {
+  test::TempDir dir;
+  const auto db = dir / "db.sqlite";
+  {
+    auto store = Store::open(db);
+    sync_store_from_data(*store, test::source_dir() / "data");
+  }  // the last connection checkpoints the WAL into the file
+  const auto size = std::filesystem::file_size(db);
+  ASSERT_GT(size, 64u * 1024);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    const std::string garbage(16384, '\x5a');
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  auto store = Store::open(db);
+  try {
+    store->remove_column("llvm19");
+    FAIL() << "wrote to a corrupt database";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find(db.string()), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

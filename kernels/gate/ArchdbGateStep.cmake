@@ -41,6 +41,12 @@ string(JSON verdict GET "${check_json}" verdict)
 string(JSON headline GET "${check_json}" message)
 json_string(kernel_json "${KERNEL}")
 json_string(target_json "${TARGET}")
+# The keys the pair was checked for (the manifest's), recorded with built and refused pairs alike.
+file(READ "${MANIFEST}" manifest_text)
+string(JSON keys_json ERROR_VARIABLE err GET "${manifest_text}" keys)
+if(err)
+  gate_fail("${MANIFEST}: no 'keys': ${err}")
+endif()
 
 set(build FALSE)
 if(verdict STREQUAL "cleared")
@@ -52,7 +58,7 @@ endif()
 if(NOT build)
   message(NOTICE "archdb gate: ${headline}")
   file(WRITE "${base}.result.json"
-    "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": false, \"check\": ${check_json}}\n")
+    "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": false, \"keys\": ${keys_json}, \"check\": ${check_json}}\n")
   return()
 endif()
 
@@ -106,4 +112,4 @@ get_filename_component(kernel_dir "${OUT_DIR}" NAME)
 json_string(object_json "${kernel_dir}/${TARGET}.hsaco")
 message(STATUS "archdb gate: ${headline}")
 file(WRITE "${base}.result.json"
-  "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": true, \"code_object\": ${object_json}, \"check\": ${check_json}, \"report\": ${report}}\n")
+  "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": true, \"keys\": ${keys_json}, \"code_object\": ${object_json}, \"check\": ${check_json}, \"report\": ${report}}\n")
