@@ -42,12 +42,28 @@ int do_export(const Context& ctx, const ExportArgs& args) {
     if (args.out.empty() || args.out == "-") {
       std::fputs(text.c_str(), stdout);
     } else {
-      write_file_atomically(args.out, text);
+      fs::path out(args.out);
+      std::error_code ec;
+      if (fs::is_directory(out, ec))
+        throw input_error(args.out + ": is a folder; --format rocke-v1 --out names the file to write");
+      fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+      if (!fs::is_directory(parent, ec)) throw input_error(args.out + ": " + parent.string() + " is not an existing folder");
+      write_file_atomically(out, text);
       std::fprintf(stderr, "wrote %s (%zu cells)\n", args.out.c_str(), column.cells.size());
     }
     return kExitOk;
   }
   fs::path root = args.out.empty() ? fs::path(ctx.data) : fs::path(args.out);
+  std::error_code ec;
+  if (fs::exists(root, ec) && !fs::is_directory(root, ec))
+    throw input_error(root.string() + ": not a folder; --out names the folder to write " + args.flavor + "/ into");
+  if (!args.out.empty()) {
+    fs::path folder = root.lexically_normal();
+    if (!folder.has_filename()) folder = folder.parent_path();  // "out/"
+    fs::path parent = folder.has_parent_path() ? folder.parent_path() : fs::path(".");
+    if (!fs::is_directory(parent, ec))
+      throw input_error(args.out + ": " + parent.string() + " is not an existing folder");
+  }
   write_column_dir(root, column);
   std::printf("wrote %s (%zu cells)\n", (root / args.flavor).string().c_str(), column.cells.size());
   return kExitOk;
