@@ -24,10 +24,11 @@ namespace {
 constexpr const char* kFooter = R"(Exit codes:
   0  success
   1  a check found differences (regen --check, coverage, compare)
-  2  usage: bad flag or subcommand, unknown flavor, target or key
+  2  usage: bad flag or subcommand, unknown flavor, target or key; compare with a file of
+     another flavor or no shared cell; diff of a descriptor
      (check: 0 cleared, 1 refused or manifest drift, 2 unvalidated, 3 any error)
-  3  bad input: malformed catalog, corrupt data file, corrupt or foreign database,
-     a path that cannot be read or written
+  3  bad input: malformed catalog or rocke-v1 file, corrupt data file, corrupt or foreign
+     database, a path that cannot be read or written
   4  the probe could not measure (probe_error cells, or a flavor this build does not link)
   5  internal error
 

@@ -228,7 +228,8 @@ int regen(const Context& ctx, const RegenArgs& args) {
                         differences ? std::to_string(differences) + " differences" : "");
       closed = true;
       if (differences) {
-        std::printf("%s: %d differences from the committed column\n", args.flavor.c_str(), differences);
+        std::printf("%s: %d differences from the committed column (%.2f s)\n", args.flavor.c_str(), differences,
+                    result.stats.seconds);
         return kExitDifferent;
       }
       std::printf("%s: all %zu measured cells reproduce the committed column (%.2f s)\n", args.flavor.c_str(),

@@ -5,11 +5,17 @@
 #include "cli/commands.h"
 #include "db/column_files.h"
 #include "db/rocke.h"
+#include "probe/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 
 namespace archdb::cli {
 namespace fs = std::filesystem;
+
+RockeColumn read_rocke(const Context& ctx, const std::string& text, const std::string& label) {
+  TargetList wired = ctx.load_targets();
+  return parse_rocke(text, label, [&](const std::string& arch) { return wired.contains(arch) || knows_processor(arch); });
+}
 
 namespace {
 
@@ -72,7 +78,7 @@ int do_export(const Context& ctx, const ExportArgs& args) {
 // A peer's column: kept in the database under a name of its own, marked imported, never written to data/.
 int import_rocke(const Context& ctx, const std::string& file) {
   std::string text = read_file(file);
-  RockeColumn col = parse_rocke(text, file);
+  RockeColumn col = read_rocke(ctx, text, file);
   std::string name = imported_name(kRockeFormat, col.flavor);
   nlohmann::ordered_json provenance;
   provenance["format"] = kRockeFormat;
@@ -80,6 +86,13 @@ int import_rocke(const Context& ctx, const std::string& file) {
   provenance["flavor"] = col.flavor;
   provenance["toolchain"] = col.toolchain;
   auto store = ctx.open_store();
+  if (auto existing = store->flavor(name); existing && existing->origin == Origin::kImported) {
+    auto was = nlohmann::json::parse(existing->provenance, nullptr, false);
+    std::string source = was.is_object() && was.contains("source") && was["source"].is_string()
+                             ? was["source"].get<std::string>() : "an earlier import";
+    std::fprintf(stderr, "archdb: replacing imported column %s (from %s) with %s\n", name.c_str(), source.c_str(),
+                 file.c_str());
+  }
   store->replace_column(name, Origin::kImported, provenance.dump(), col.cells, digest_hex(text), std::nullopt);
   std::printf("imported %s as %s: %zu cells on %zu targets (imported, not measured here)\n", file.c_str(), name.c_str(),
               col.cells.size(), col.arches.size());

@@ -27,6 +27,8 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/SourceMgr.h>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.h"
 
 extern char** environ;
@@ -193,6 +195,135 @@ TEST(Cli, RockeColumnsImportMarkedAndRoundTrip) {
   EXPECT_EQ(bad.exit_code, 3);
   EXPECT_NE(bad.err.find("mislabelled"), std::string::npos) << bad.err;
   EXPECT_EQ(run_archdb(ws.args({"diff", flavor(), "rocke-v1:llvm23"})).exit_code, 2);
+}
+
+fs::path rocke_reference(const std::string& flavor) {
+  return test::source_dir() / ".." / "shared" / "reference" / "rocke-columns" / ("intrinsic_arch_domain." + flavor + ".json");
+}
+
+// Imports `doc` written to NAME.json; expects a refusal (exit 3, one line naming the file and `field`) with
+// nothing stored.
+void expect_rocke_refused(const Workspace& ws, const nlohmann::json& doc, const std::string& name,
+                          const std::string& field) {
+  fs::path file = ws.dir / (name + ".json");
+  test::write(file, doc.dump(1));
+  auto r = run_archdb(ws.args({"import", "--format", "rocke-v1", file.string()}));
+  EXPECT_EQ(r.exit_code, 3) << name << ": " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << name << ": " << r.err;
+  EXPECT_NE(r.err.find(file.string() + ": "), std::string::npos) << name << ": " << r.err;
+  EXPECT_NE(r.err.find(field), std::string::npos) << name << ": " << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << name << ": " << r.err;
+  EXPECT_EQ(dump_cells(ws.dir / "db.sqlite").find("rocke-v1:"), std::string::npos) << name << ": stored";
+}
+
+TEST(Cli, MalformedRockeFilesAreRefusedNamingTheFileAndTheField) {
+  fs::path peer = rocke_reference("llvm22");
+  if (!fs::exists(peer)) GTEST_SKIP() << "rocKE reference columns not found at " << peer;
+  Workspace ws;
+  const nlohmann::json good = nlohmann::json::parse(test::read(peer));
+  const std::string key = good["keys"].begin().key();
+  ASSERT_TRUE(good["keys"][key].contains("gfx90a"));
+  auto with = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    return j;
+  };
+  std::string cell = "keys." + key + ".gfx90a";
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"] = "ok"; }), "cell-string", cell + ": expected an object, got string");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"]["status"] = 1; }), "status-number", cell + ".status: expected a string, got number 1");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"]["evidence"] = 5; }), "evidence-number", cell + ".evidence: expected a string");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"]["verified_on"] = 22; }), "verified-number", cell + ".verified_on: expected a string");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"]["probe_imm"] = "1"; }), "imm-string", cell + ".probe_imm: expected an integer");
+  expect_rocke_refused(ws, with([&](auto& j) { j["schema"] = 5; }), "schema-number", "schema: expected a string, got number 5");
+  expect_rocke_refused(ws, with([&](auto& j) { j["canonical"] = nlohmann::json::array({"x"}); }), "canonical-array", "canonical: expected an object, got array");
+  expect_rocke_refused(ws, with([&](auto& j) { j["canonical"][key] = 7; }), "canonical-number", "canonical." + key + ": expected a string");
+  expect_rocke_refused(ws, with([&](auto& j) { j["toolchain"] = "llvm22"; }), "toolchain-string", "toolchain: expected an object");
+  expect_rocke_refused(ws, with([&](auto& j) { j["toolchain"]["arches"] = "gfx90a"; }), "arches-string", "toolchain.arches: expected an array");
+  expect_rocke_refused(ws, with([&](auto& j) { j["toolchain"]["arches"].push_back("gfx9999"); }), "unknown-arch",
+                       "toolchain.arches names 'gfx9999', which is neither a wired target nor a processor this LLVM knows");
+  expect_rocke_refused(ws, with([&](auto& j) { j["toolchain"]["arches"].push_back("gfx90a"); }), "duplicate-arch",
+                       "toolchain.arches names 'gfx90a' twice");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"].erase("status"); }), "no-status", cell + ".status: missing");
+  // Labelled llvm23 throughout, but made by AMD clang 22: mislabelled.
+  expect_rocke_refused(ws, with([&](auto& j) {
+                         j["toolchain"]["flavor"] = "llvm23";
+                         for (auto& [k, arches] : j["keys"].items())
+                           for (auto& [a, c] : arches.items()) c["verified_on"] = "llvm23";
+                       }),
+                       "relabelled", "toolchain.clang is 'AMD clang version 22.0.0git");
+  // A processor LLVM knows, though not wired here, is accepted.
+  auto known = with([&](auto& j) {
+    j["toolchain"]["arches"].push_back("gfx1010");
+    for (auto& [k, arches] : j["keys"].items()) arches["gfx1010"] = arches["gfx90a"];
+  });
+  test::write(ws.dir / "known.json", known.dump());
+  auto r = run_archdb(ws.args({"import", "--format", "rocke-v1", (ws.dir / "known.json").string()}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Importing over an imported column replaces it, and says so.
+  auto again = run_archdb(ws.args({"import", "--format", "rocke-v1", peer.string()}));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("replacing imported column rocke-v1:llvm22 (from known.json) with " + peer.string()), std::string::npos)
+      << again.err;
+}
+
+TEST(Cli, CompareRefusesAnotherFlavorsFileAndNoSharedCellsAndShowsDisagreements) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  fs::path ours = ws.dir / "ours.json";
+  ASSERT_EQ(run_archdb(ws.args({"export", "--format", "rocke-v1", "--flavor", flavor(), "--out", ours.string()})).exit_code, 0);
+  const nlohmann::json exported = nlohmann::json::parse(test::read(ours));
+
+  // A well-formed column of another flavor (no clang line to contradict its label).
+  nlohmann::json other = exported;
+  other["toolchain"].erase("clang");
+  other["toolchain"]["flavor"] = "llvm99";
+  for (auto& [k, arches] : other["keys"].items())
+    for (auto& [a, c] : arches.items()) c["verified_on"] = "llvm99";
+  test::write(ws.dir / "other.json", other.dump());
+  auto wrong = run_archdb(ws.args({"compare", "--flavor", flavor(), "--with", (ws.dir / "other.json").string()}));
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out << wrong.err;
+  EXPECT_NE(wrong.err.find("other.json is a column of llvm99, not " + flavor()), std::string::npos) << wrong.err;
+  EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1) << wrong.err;
+
+  // Same flavor, no key in common.
+  nlohmann::json disjoint = exported;
+  nlohmann::json renamed = nlohmann::json::object();
+  for (auto& [k, arches] : disjoint["keys"].items()) renamed["elsewhere." + k] = arches;
+  disjoint["keys"] = renamed;
+  disjoint["canonical"] = nlohmann::json::object();
+  test::write(ws.dir / "disjoint.json", disjoint.dump());
+  auto none = run_archdb(ws.args({"compare", "--flavor", flavor(), "--with", (ws.dir / "disjoint.json").string()}));
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_NE(none.err.find("share no (key, target) cell"), std::string::npos) << none.err;
+
+  // A peer that disagrees on one cell: both evidences, exit 1.
+  nlohmann::json peer = exported;
+  peer["keys"]["mfma.f32.4x4x4bf16.1k"]["gfx90a"] = {{"status", "arch_absent"}, {"verified_on", flavor()},
+                                                     {"evidence", "peer: Cannot select this here"}};
+  test::write(ws.dir / "peer.json", peer.dump());
+  auto cmp = run_archdb(ws.args({"compare", "--flavor", flavor(), "--with", (ws.dir / "peer.json").string()}));
+  EXPECT_EQ(cmp.exit_code, 1) << cmp.out << cmp.err;
+  EXPECT_NE(cmp.out.find("shared cells: 9; same status: 8"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("ok here, arch_absent there (1)"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("mfma.f32.4x4x4bf16.1k/gfx90a"), std::string::npos) << cmp.out;
+  std::string line = cmp.out.substr(cmp.out.find("  mfma.f32.4x4x4bf16.1k/gfx90a"));
+  line = line.substr(0, line.find('\n'));
+  EXPECT_NE(line.find("here ok ("), std::string::npos) << line;
+  EXPECT_NE(line.find("v_mfma_f32_4x4x4bf16_1k"), std::string::npos) << line;
+  EXPECT_NE(line.find("there arch_absent (peer: Cannot select this here)"), std::string::npos) << line;
+}
+
+TEST(Cli, DiffWithADescriptorIsAnError) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  test::write(ws.dir / "data/llvm20/column.json", test::read(test::source_dir() / "data/llvm20/column.json"));
+  for (auto order : {std::vector<std::string>{"diff", flavor(), "llvm20"}, std::vector<std::string>{"diff", "llvm20", flavor()}}) {
+    auto r = run_archdb(ws.args(order));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("'llvm20' is not measured: data/llvm20/ is a descriptor"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
 }
 
 TEST(Cli, CorruptCellsFileIsOneClearError) {
