@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@
 #include "db/column.h"
 #include "probe/toolchain.h"
 #include "support/error.h"
+#include "support/files.h"
 
 namespace archdb::cli {
 
@@ -22,9 +24,11 @@ namespace {
 constexpr const char* kFooter = R"(Exit codes:
   0  success
   1  a check found differences (regen --check, coverage, compare)
-  2  usage: bad flag, unknown flavor, target or key
+  2  usage: bad flag or subcommand, unknown flavor, target or key; compare with a file of
+     another flavor or no shared cell; diff of a descriptor
      (check: 0 cleared, 1 refused or manifest drift, 2 unvalidated, 3 any error)
-  3  bad input: malformed catalog, corrupt data file, corrupt or foreign database
+  3  bad input: malformed catalog or rocke-v1 file, corrupt data file, corrupt or foreign
+     database, a path that cannot be read or written
   4  the probe could not measure (probe_error cells, or a flavor this build does not link)
   5  internal error
 
@@ -36,6 +40,25 @@ std::string version_text() {
   const ToolchainInfo& tc = linked_toolchain();
   return "archdb " ARCHDB_VERSION " (generator " + std::to_string(Provenance::kGeneratorVersion) + "), linked with " +
          tc.identity + " (flavor " + tc.flavor() + ")";
+}
+// CLI11 reports a word that names no subcommand as an unexpected argument, or a missing subcommand, without
+// naming it as such: the first word that is not a global option (or its value) must be a subcommand.
+std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") return "";
+    if (word.rfind('-', 0) == 0) {
+      bool takes_value = word == "--db" || word == "--data" || word == "--catalog" || word == "--targets-file";
+      bool global = takes_value || word.rfind("--db=", 0) == 0 || word.rfind("--data=", 0) == 0 ||
+                    word.rfind("--catalog=", 0) == 0 || word.rfind("--targets-file=", 0) == 0;
+      if (!global) return "";  // an option CLI11 will name itself
+      if (takes_value) ++i;
+      continue;
+    }
+    auto named = app.get_subcommands([&](const CLI::App* sub) { return sub->check_name(word); });
+    return named.empty() ? word : "";
+  }
+  return "";
 }
 }  // namespace
 
@@ -84,6 +107,10 @@ int run(int argc, char** argv) {
   add_wgrad(app, context, exit_code);
   add_census(app, context, exit_code);
 
+  if (std::string word = unknown_subcommand(app, argc, argv); !word.empty()) {
+    std::fprintf(stderr, "archdb: unknown subcommand '%s' (archdb --help lists them)\n", word.c_str());
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -95,6 +122,10 @@ int run(int argc, char** argv) {
   } catch (const Error& e) {
     std::fprintf(stderr, "archdb: %s\n", e.what());
     return e.code();
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path that cannot be read, made or written (given by the user, or the data folder): bad input.
+    std::fprintf(stderr, "archdb: %s\n", describe(e).c_str());
+    return kExitBadInput;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "archdb: internal error: %s\n", e.what());
     return kExitInternal;

@@ -16,7 +16,7 @@ void add_bench(CLI::App& app, Context& context, int& exit_code) {
       "bench", "Benchmark: the whole column in process (median of --repeat) against the subprocess method "
                "(clang -x ir -O0 -nogpulib + ld.lld per cell) on the same cells, and peak memory");
   sub->add_option("--repeat", opts->repeat, "in-process runs; the median is reported")->default_val(3);
-  sub->add_option("--jobs,-j", opts->jobs, "workers (both methods)");
+  sub->add_option("--jobs,-j", opts->jobs, "workers (both methods), at least 1")->check(CLI::Range(1, 4096));
   sub->add_option("--clang", opts->clang, "the clang driver of the subprocess method")->default_val("");
   sub->add_option("--every", opts->subprocess_every, "subprocess method on every n-th cell only (extrapolated)")
       ->default_val(1);

@@ -158,7 +158,8 @@ void add_census(CLI::App& app, Context& context, int& exit_code) {
       "census", "Probe every llvm.amdgcn.* intrinsic of this build's LLVM on every AMDGPU processor it knows; store "
                 "it and write data/<flavor>/census.txt (or, with --export/--summary alone, show the stored census)");
   sub->add_option("--flavor", args->flavor, "the flavor; to measure, this build's LLVM (e.g. llvm22)")->required();
-  sub->add_option("--jobs,-j", args->jobs, "workers at once (default: the CPUs this process may use)");
+  sub->add_option("--jobs,-j", args->jobs, "workers at once, at least 1 (default: the CPUs this process may use)")
+      ->check(CLI::Range(1, 4096));
   sub->add_option("--export", args->export_file,
                   "write the full cells as JSON lines to FILE (without --only/--processors: the stored census, not measured)");
   sub->add_flag("--summary", args->summary, "print the stored census's figures (without measuring)");

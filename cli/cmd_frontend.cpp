@@ -504,7 +504,8 @@ void add_census_reports(CLI::App& app, Context& context, int& exit_code) {
                   "and write data/<flavor>/frontend.txt");
   fe->add_option("--flavor", fa->flavor, "the flavor (clang-<major> by default)")->required();
   fe->add_option("--clang", fa->clang, "the clang driver (must be of the same flavor)");
-  fe->add_option("--jobs,-j", fa->jobs, "clang processes at once (default: the CPUs this process may use)");
+  fe->add_option("--jobs,-j", fa->jobs, "clang processes at once, at least 1 (default: the CPUs this process may use)")
+      ->check(CLI::Range(1, 4096));
   fe->add_option("--processors", fa->processors, "only these processors (comma-separated); not stored")->group("Partial");
   fe->callback([&context, &exit_code, fa] {
     exit_code = frontend_command(context, fa->flavor, fa->clang, fa->jobs, fa->processors);

@@ -92,8 +92,12 @@ struct DiffArgs {
 
 int diff(const Context& ctx, const DiffArgs& args) {
   auto store = ctx.open_store();
-  for (const auto& f : {args.from, args.to})
-    if (!store->flavor(f)) throw usage_error("unknown flavor '" + f + "' (not in the database)");
+  for (const auto& f : {args.from, args.to}) {
+    auto row = store->flavor(f);
+    if (!row) throw usage_error("unknown flavor '" + f + "' (not in the database)");
+    if (row->origin == Origin::kDescriptor)
+      throw usage_error("'" + f + "' is not measured: data/" + f + "/ is a descriptor, with no cells to compare");
+  }
   std::map<std::pair<std::string, std::string>, Cell> before;
   for (auto& c : store->cells(args.from)) before[{c.key, c.target}] = c;
   std::map<std::string, std::vector<std::pair<Cell, Cell>>> groups;
@@ -142,7 +146,10 @@ int compare(const Context& ctx, const CompareArgs& args) {
   auto store = ctx.open_store();
   auto row = store->flavor(args.flavor);
   if (!row || row->origin != Origin::kMeasured) throw usage_error("'" + args.flavor + "' is not a measured column");
-  RockeColumn theirs = parse_rocke(read_file(args.with), args.with);
+  RockeColumn theirs = read_rocke(ctx, read_file(args.with), args.with);
+  if (theirs.flavor != args.flavor)
+    throw usage_error(args.with + " is a column of " + theirs.flavor + ", not " + args.flavor +
+                      " (compare a file with the measured column of its own flavor)");
   std::map<std::pair<std::string, std::string>, Cell> ours;
   for (auto& c : store->cells(args.flavor)) ours[{c.key, c.target}] = c;
   size_t shared = 0, agree = 0;
@@ -158,6 +165,8 @@ int compare(const Context& ctx, const CompareArgs& args) {
     std::string kind = std::string(status_name(it->second.status)) + " here, " + std::string(status_name(t.status)) + " there";
     disagreements[kind].push_back({it->second, t});
   }
+  if (shared == 0)
+    throw usage_error(args.with + " and " + args.flavor + " share no (key, target) cell: nothing to compare");
   std::printf("%s (measured here) vs %s (%s, %s)\n", args.flavor.c_str(), args.with.c_str(),
               theirs.toolchain.value("clang", std::string("?")).c_str(), theirs.flavor.c_str());
   std::printf("shared cells: %zu; same status: %zu (%.1f%%); different: %zu\n", shared, agree,

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -13,6 +14,7 @@
 #include "probe/probe.h"
 #include "probe/toolchain.h"
 #include "support/error.h"
+#include "support/files.h"
 
 namespace archdb::cli {
 namespace fs = std::filesystem;
@@ -26,7 +28,10 @@ Scope select_scope(const Catalog& catalog, const TargetList& wired, const std::s
   if (targets.empty()) {
     scope.targets = wired.names;
   } else {
+    if (split_list(targets).empty()) throw usage_error("--targets names no target");
+    std::set<std::string> given;
     for (const auto& t : split_list(targets)) {
+      if (!given.insert(t).second) throw usage_error("--targets names '" + t + "' twice");
       if (!wired.contains(t)) {
         std::string names;
         for (const auto& w : wired.names) names += (names.empty() ? "" : ", ") + w;
@@ -148,97 +153,109 @@ int regen(const Context& ctx, const RegenArgs& args) {
   options.progress = ::isatty(2);
   nlohmann::ordered_json toolchain = provenance_to_json(probe_provenance(options))["toolchain"];
   int64_t run = store->start_run(args.flavor, args.check ? "check" : "regen", toolchain.dump());
+  // Whatever ends the run from here on (an unwritable --keep-ir folder, a failed probe, a full disk) closes
+  // it as failed, with the reason, unless it was closed already.
+  bool closed = false;
+  auto measure = [&]() -> int {
+    ProbeResult result = run_probe(catalog, scope.entries, options);
+    if (!result.probe_errors.empty()) {
+      for (const auto& p : result.probe_errors) std::fprintf(stderr, "archdb: probe_error: %s\n", p.c_str());
+      std::string msg = std::to_string(result.probe_errors.size()) + " cells could not be probed (probe_error)";
+      store->finish_run(run, "failed", counts_json(result.column), msg);
+      closed = true;
+      throw Error(kExitProbeFailed, msg + "; nothing was written");
+    }
 
-  ProbeResult result;
-  try {
-    result = run_probe(catalog, scope.entries, options);
-  } catch (const Error& e) {
-    store->finish_run(run, "failed", "", e.what());
-    throw;
-  }
-  if (!result.probe_errors.empty()) {
-    for (const auto& p : result.probe_errors) std::fprintf(stderr, "archdb: probe_error: %s\n", p.c_str());
-    std::string msg = std::to_string(result.probe_errors.size()) + " cells could not be probed (probe_error)";
-    store->finish_run(run, "failed", counts_json(result.column), msg);
-    throw Error(kExitProbeFailed, msg + "; nothing was written");
-  }
-
-  Column column = result.column;
-  if (partial && committed) {
-    const Provenance& old = committed->provenance;
-    if (old.posing() != column.provenance.posing() || old.generator_version != column.provenance.generator_version ||
-        old.llvm_version != column.provenance.llvm_version || old.identity != column.provenance.identity) {
-      if (!args.check) {
-        store->finish_run(run, "failed", "", "partial regen over a column made differently");
-        throw Error(kExitProbeFailed, "the committed column " + dir.string() +
-                                          " was made by another toolchain or probe posing; run a full regen");
+    Column column = result.column;
+    if (partial && committed) {
+      const Provenance& old = committed->provenance;
+      if (old.posing() != column.provenance.posing() || old.generator_version != column.provenance.generator_version ||
+          old.llvm_version != column.provenance.llvm_version || old.identity != column.provenance.identity) {
+        if (!args.check) {
+          store->finish_run(run, "failed", "", "partial regen over a column made differently");
+          closed = true;
+          throw Error(kExitProbeFailed, "the committed column " + dir.string() +
+                                            " was made by another toolchain or probe posing; run a full regen");
+        }
       }
+      // Keep every committed cell outside the measured scope.
+      std::map<std::pair<std::string, std::string>, Cell> merged;
+      for (const auto& c : committed->cells) merged[{c.key, c.target}] = c;
+      for (const auto& c : column.cells) merged[{c.key, c.target}] = c;
+      Column whole;
+      whole.provenance = column.provenance;
+      whole.provenance.targets = wired.names;
+      for (auto& [k, c] : merged) whole.cells.push_back(c);
+      whole.sort();
+      whole.recount();
+      if (!args.check) column = whole;
     }
-    // Keep every committed cell outside the measured scope.
-    std::map<std::pair<std::string, std::string>, Cell> merged;
-    for (const auto& c : committed->cells) merged[{c.key, c.target}] = c;
-    for (const auto& c : column.cells) merged[{c.key, c.target}] = c;
-    Column whole;
-    whole.provenance = column.provenance;
-    whole.provenance.targets = wired.names;
-    for (auto& [k, c] : merged) whole.cells.push_back(c);
-    whole.sort();
-    whole.recount();
-    if (!args.check) column = whole;
-  }
 
-  if (args.check) {
-    int differences = 0;
-    const Provenance& old = committed->provenance;
-    auto posing_old = old.posing(), posing_new = column.provenance.posing();
-    if (old.generator_version != column.provenance.generator_version) {
-      std::printf("generator version: %d -> %d\n", old.generator_version, column.provenance.generator_version);
-      ++differences;
-    }
-    for (auto it = posing_new.begin(); it != posing_new.end(); ++it) {
-      if (!posing_old.contains(it.key()) || posing_old[it.key()] != it.value()) {
-        std::printf("probe %s: %s -> %s\n", it.key().c_str(),
-                    posing_old.contains(it.key()) ? posing_old[it.key()].dump().c_str() : "(none)",
-                    it.value().dump().c_str());
+    if (args.check) {
+      int differences = 0;
+      const Provenance& old = committed->provenance;
+      auto posing_old = old.posing(), posing_new = column.provenance.posing();
+      if (old.generator_version != column.provenance.generator_version) {
+        std::printf("generator version: %d -> %d\n", old.generator_version, column.provenance.generator_version);
         ++differences;
       }
-    }
-    if (old.identity != column.provenance.identity || old.llvm_version != column.provenance.llvm_version)
-      std::printf("note: measured with %s; the column was made with %s\n", column.provenance.identity.c_str(),
-                  old.identity.c_str());
-    for (const auto& c : column.cells) {
-      const Cell* was = committed->find(c.key, c.target);
-      if (!was || *was != c) {
-        std::printf("%s/%s: %s -> %s\n", c.key.c_str(), c.target.c_str(), cell_brief(was).c_str(), cell_brief(&c).c_str());
-        ++differences;
-      }
-    }
-    if (!partial) {
-      for (const auto& c : committed->cells)
-        if (!column.find(c.key, c.target)) {
-          std::printf("%s/%s: %s -> (no longer measured)\n", c.key.c_str(), c.target.c_str(), cell_brief(&c).c_str());
+      for (auto it = posing_new.begin(); it != posing_new.end(); ++it) {
+        if (!posing_old.contains(it.key()) || posing_old[it.key()] != it.value()) {
+          std::printf("probe %s: %s -> %s\n", it.key().c_str(),
+                      posing_old.contains(it.key()) ? posing_old[it.key()].dump().c_str() : "(none)",
+                      it.value().dump().c_str());
           ++differences;
         }
+      }
+      if (old.identity != column.provenance.identity || old.llvm_version != column.provenance.llvm_version)
+        std::printf("note: measured with %s; the column was made with %s\n", column.provenance.identity.c_str(),
+                    old.identity.c_str());
+      for (const auto& c : column.cells) {
+        const Cell* was = committed->find(c.key, c.target);
+        if (!was || *was != c) {
+          std::printf("%s/%s: %s -> %s\n", c.key.c_str(), c.target.c_str(), cell_brief(was).c_str(), cell_brief(&c).c_str());
+          ++differences;
+        }
+      }
+      if (!partial) {
+        for (const auto& c : committed->cells)
+          if (!column.find(c.key, c.target)) {
+            std::printf("%s/%s: %s -> (no longer measured)\n", c.key.c_str(), c.target.c_str(), cell_brief(&c).c_str());
+            ++differences;
+          }
+      }
+      store->finish_run(run, differences ? "failed" : "ok", counts_json(column),
+                        differences ? std::to_string(differences) + " differences" : "");
+      closed = true;
+      if (differences) {
+        std::printf("%s: %d differences from the committed column (%.2f s)\n", args.flavor.c_str(), differences,
+                    result.stats.seconds);
+        return kExitDifferent;
+      }
+      std::printf("%s: all %zu measured cells reproduce the committed column (%.2f s)\n", args.flavor.c_str(),
+                  column.cells.size(), result.stats.seconds);
+      return kExitOk;
     }
-    store->finish_run(run, differences ? "failed" : "ok", counts_json(column),
-                      differences ? std::to_string(differences) + " differences" : "");
-    if (differences) {
-      std::printf("%s: %d differences from the committed column\n", args.flavor.c_str(), differences);
-      return kExitDifferent;
-    }
-    std::printf("%s: all %zu measured cells reproduce the committed column (%.2f s)\n", args.flavor.c_str(),
-                column.cells.size(), result.stats.seconds);
-    return kExitOk;
-  }
 
-  // The store first, then the files: were we killed between the two, the next sync re-reads data/ and the
-  // store follows what is committed.
-  std::string provenance_text = render_column_json(column);
-  store->finish_measured_run(run, column, provenance_text, column_digest(column), counts_json(column));
-  write_column_dir(ctx.data, column);
-  print_summary(column, result);
-  std::printf("wrote %s and %s\n", dir.string().c_str(), ctx.db.c_str());
-  return kExitOk;
+    // The store first, then the files: were we killed between the two, the next sync re-reads data/ and the
+    // store follows what is committed.
+    std::string provenance_text = render_column_json(column);
+    store->finish_measured_run(run, column, provenance_text, column_digest(column), counts_json(column));
+    closed = true;
+    write_column_dir(ctx.data, column);
+    print_summary(column, result);
+    std::printf("wrote %s and %s\n", dir.string().c_str(), ctx.db.c_str());
+    return kExitOk;
+  };
+  try {
+    return measure();
+  } catch (const std::exception& e) {
+    if (!closed) {
+      auto* fs_error = dynamic_cast<const fs::filesystem_error*>(&e);
+      store->finish_run(run, "failed", "", fs_error ? describe(*fs_error) : std::string(e.what()));
+    }
+    throw;
+  }
 }
 
 }  // namespace
@@ -254,7 +271,8 @@ void add_regen(CLI::App& app, Context& context, int& exit_code) {
                 "probe posing");
   sub->add_option("--only", args->only, "measure only keys containing this text");
   sub->add_option("--targets", args->targets, "measure only these targets (comma-separated, from schema/targets.txt)");
-  sub->add_option("--jobs,-j", args->jobs, "workers at once (default: the CPUs this process may use)");
+  sub->add_option("--jobs,-j", args->jobs, "workers at once, at least 1 (default: the CPUs this process may use)")
+      ->check(CLI::Range(1, 4096));
   sub->add_option("--keep-ir", args->keep_ir, "write each key's probe module as DIR/<key>.ll");
   sub->add_option("--timeout", args->timeout_s, "seconds a probe may take before it is a toolchain_timeout")
       ->default_val(60)

@@ -5,11 +5,17 @@
 #include "cli/commands.h"
 #include "db/column_files.h"
 #include "db/rocke.h"
+#include "probe/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 
 namespace archdb::cli {
 namespace fs = std::filesystem;
+
+RockeColumn read_rocke(const Context& ctx, const std::string& text, const std::string& label) {
+  TargetList wired = ctx.load_targets();
+  return parse_rocke(text, label, [&](const std::string& arch) { return wired.contains(arch) || knows_processor(arch); });
+}
 
 namespace {
 
@@ -42,12 +48,28 @@ int do_export(const Context& ctx, const ExportArgs& args) {
     if (args.out.empty() || args.out == "-") {
       std::fputs(text.c_str(), stdout);
     } else {
-      write_file_atomically(args.out, text);
+      fs::path out(args.out);
+      std::error_code ec;
+      if (fs::is_directory(out, ec))
+        throw input_error(args.out + ": is a folder; --format rocke-v1 --out names the file to write");
+      fs::path parent = out.has_parent_path() ? out.parent_path() : fs::path(".");
+      if (!fs::is_directory(parent, ec)) throw input_error(args.out + ": " + parent.string() + " is not an existing folder");
+      write_file_atomically(out, text);
       std::fprintf(stderr, "wrote %s (%zu cells)\n", args.out.c_str(), column.cells.size());
     }
     return kExitOk;
   }
   fs::path root = args.out.empty() ? fs::path(ctx.data) : fs::path(args.out);
+  std::error_code ec;
+  if (fs::exists(root, ec) && !fs::is_directory(root, ec))
+    throw input_error(root.string() + ": not a folder; --out names the folder to write " + args.flavor + "/ into");
+  if (!args.out.empty()) {
+    fs::path folder = root.lexically_normal();
+    if (!folder.has_filename()) folder = folder.parent_path();  // "out/"
+    fs::path parent = folder.has_parent_path() ? folder.parent_path() : fs::path(".");
+    if (!fs::is_directory(parent, ec))
+      throw input_error(args.out + ": " + parent.string() + " is not an existing folder");
+  }
   write_column_dir(root, column);
   std::printf("wrote %s (%zu cells)\n", (root / args.flavor).string().c_str(), column.cells.size());
   return kExitOk;
@@ -56,7 +78,7 @@ int do_export(const Context& ctx, const ExportArgs& args) {
 // A peer's column: kept in the database under a name of its own, marked imported, never written to data/.
 int import_rocke(const Context& ctx, const std::string& file) {
   std::string text = read_file(file);
-  RockeColumn col = parse_rocke(text, file);
+  RockeColumn col = read_rocke(ctx, text, file);
   std::string name = imported_name(kRockeFormat, col.flavor);
   nlohmann::ordered_json provenance;
   provenance["format"] = kRockeFormat;
@@ -64,6 +86,13 @@ int import_rocke(const Context& ctx, const std::string& file) {
   provenance["flavor"] = col.flavor;
   provenance["toolchain"] = col.toolchain;
   auto store = ctx.open_store();
+  if (auto existing = store->flavor(name); existing && existing->origin == Origin::kImported) {
+    auto was = nlohmann::json::parse(existing->provenance, nullptr, false);
+    std::string source = was.is_object() && was.contains("source") && was["source"].is_string()
+                             ? was["source"].get<std::string>() : "an earlier import";
+    std::fprintf(stderr, "archdb: replacing imported column %s (from %s) with %s\n", name.c_str(), source.c_str(),
+                 file.c_str());
+  }
   store->replace_column(name, Origin::kImported, provenance.dump(), col.cells, digest_hex(text), std::nullopt);
   std::printf("imported %s as %s: %zu cells on %zu targets (imported, not measured here)\n", file.c_str(), name.c_str(),
               col.cells.size(), col.arches.size());

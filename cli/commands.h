@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/context.h"
+#include "db/rocke.h"
 
 namespace archdb::cli {
 
@@ -29,5 +30,8 @@ struct Scope {
 };
 Scope select_scope(const Catalog& catalog, const TargetList& wired, const std::string& only,
                    const std::string& targets);
+
+// A peer's rocke-v1 file, validated: its arches must be wired targets or processors the linked LLVM knows.
+RockeColumn read_rocke(const Context& ctx, const std::string& text, const std::string& label);
 
 }  // namespace archdb::cli

@@ -54,6 +54,7 @@ TargetList Context::load_targets() const { return archdb::load_targets(targets_f
 
 std::unique_ptr<Store> Context::open_store(const std::string& except) const {
   auto store = Store::open(db);
+  SyncLock lock(db);
   store->mark_interrupted_runs();
   sync_store_from_data(*store, data, except);
   sync_census_from_data(*store, data);

@@ -355,7 +355,7 @@ void write_census_file(const fs::path& data_root, const Census& census) {
 void store_census(Store& store, const Census& census, const std::string& source_digest) {
   sqlite3* db = store.handle();
   store.before_write();
-  Transaction tx(db, store.path());
+  Transaction tx(db);
   Stmt del(db, "DELETE FROM census WHERE flavor = ?1");
   del.bind(1, census.provenance.flavor).run();
   Stmt ins(db, "INSERT INTO census(flavor, provenance, source_digest) VALUES (?1, ?2, ?3)");
@@ -401,7 +401,7 @@ std::optional<Census> load_census(const Store& store, const std::string& flavor)
       throw input_error(store.path().string() + ": census of " + flavor + ": " + e.what());
     }
   }
-  Transaction tx(db, store.path(), "BEGIN");  // one snapshot for the three reads
+  Transaction tx(db, "BEGIN");  // one snapshot for the three reads
   Stmt qi(db, "SELECT key, intrinsic, overload_types FROM census_instantiation WHERE flavor = ?1 ORDER BY key");
   qi.bind(1, flavor);
   while (qi.step())

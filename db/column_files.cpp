@@ -1,8 +1,6 @@
 // db/column_files.cpp — reading, validating and writing data/<flavor>/ (see column_files.h).
 #include "db/column_files.h"
 
-#include <unistd.h>
-
 #include <set>
 #include <stdexcept>
 
@@ -98,7 +96,7 @@ void write_column_dir(const fs::path& data_root, const Column& column) {
   fs::create_directories(data_root);
   fs::path target = data_root / column.provenance.flavor;
   recover_directory(target);
-  fs::path staged = data_root / ("." + column.provenance.flavor + ".staged-" + std::to_string(::getpid()));
+  fs::path staged = staging_dir_for(target);
   fs::remove_all(staged);
   fs::create_directories(staged);
   write_file_atomically(staged / "column.json", render_column_json(column));

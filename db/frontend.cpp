@@ -260,7 +260,7 @@ void write_frontend_file(const fs::path& data_root, const Frontend& fe) {
 void store_frontend(Store& store, const Frontend& fe, const std::string& source_digest) {
   sqlite3* db = store.handle();
   store.before_write();
-  Transaction tx(db, store.path());
+  Transaction tx(db);
   Stmt del(db, "DELETE FROM frontend WHERE flavor = ?1");
   del.bind(1, fe.provenance.flavor).run();
   Stmt ins(db, "INSERT INTO frontend(flavor, provenance, source_digest) VALUES (?1, ?2, ?3)");

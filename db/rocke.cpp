@@ -2,6 +2,8 @@
 #include "db/rocke.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
 #include <set>
 
 #include "schema/catalog.h"
@@ -12,61 +14,138 @@ namespace archdb {
 
 std::string imported_name(const std::string& format, const std::string& flavor) { return format + ":" + flavor; }
 
-RockeColumn parse_rocke(const std::string& text, const std::string& label) {
-  auto fail = [&](const std::string& why) { return input_error(label + ": " + why); };
+namespace {
+
+// A field of a JSON object, of the JSON type the format gives it; anything else is a one-line input error
+// naming the file and the field.
+class Fields {
+ public:
+  explicit Fields(const std::string& label) : label_(label) {}
+
+  Error fail(const std::string& why) const { return input_error(label_ + ": " + why); }
+
+  const nlohmann::json* find(const nlohmann::json& object, const std::string& name) const {
+    auto it = object.find(name);
+    return it == object.end() ? nullptr : &*it;
+  }
+  const nlohmann::json& require(const nlohmann::json& object, const std::string& name, const std::string& where) const {
+    const nlohmann::json* v = find(object, name);
+    if (!v) throw fail(where + name + ": missing");
+    return *v;
+  }
+  void expect(const nlohmann::json& v, nlohmann::json::value_t type, const char* type_name, const std::string& field) const {
+    bool fits = v.type() == type || (type == nlohmann::json::value_t::number_integer && v.is_number_unsigned());
+    if (!fits) throw fail(field + ": expected " + type_name + ", got " + describe(v));
+  }
+  std::string string(const nlohmann::json& object, const std::string& name, const std::string& where) const {
+    const nlohmann::json& v = require(object, name, where);
+    expect(v, nlohmann::json::value_t::string, "a string", where + name);
+    return v.get<std::string>();
+  }
+  std::string optional_string(const nlohmann::json& object, const std::string& name, const std::string& where) const {
+    const nlohmann::json* v = find(object, name);
+    if (!v) return "";
+    expect(*v, nlohmann::json::value_t::string, "a string", where + name);
+    return v->get<std::string>();
+  }
+
+ private:
+  static std::string describe(const nlohmann::json& v) {
+    std::string text = v.dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    return std::string(v.type_name()) + " " + text;
+  }
+  const std::string& label_;
+};
+
+}  // namespace
+
+std::optional<int> clang_major(const std::string& clang) {
+  for (const char* marker : {"clang version ", "LLVM version "}) {
+    size_t at = clang.find(marker);
+    if (at == std::string::npos) continue;
+    size_t digits = at + std::strlen(marker), end = digits;
+    while (end < clang.size() && std::isdigit(static_cast<unsigned char>(clang[end]))) ++end;
+    if (end > digits && end - digits < 4) return std::stoi(clang.substr(digits, end - digits));
+  }
+  return std::nullopt;
+}
+
+RockeColumn parse_rocke(const std::string& text, const std::string& label,
+                        const std::function<bool(const std::string&)>& known_target) {
+  Fields f(label);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw fail(std::string("invalid JSON: ") + e.what());
+    throw f.fail(std::string("invalid JSON: ") + e.what());
   }
-  if (!j.is_object()) throw fail("not a JSON object");
-  if (j.value("schema", "") != kRockeSchema)
-    throw fail("schema is '" + j.value("schema", std::string("(none)")) + "', expected '" + kRockeSchema + "'");
+  if (!j.is_object()) throw f.fail("not a JSON object");
+  std::string schema = f.string(j, "schema", "");
+  if (schema != kRockeSchema) throw f.fail("schema is '" + schema + "', expected '" + kRockeSchema + "'");
   RockeColumn col;
-  try {
-    col.toolchain = j.at("toolchain");
-    col.flavor = col.toolchain.at("flavor").get<std::string>();
-    col.arches = col.toolchain.at("arches").get<std::vector<std::string>>();
-  } catch (const nlohmann::json::exception& e) {
-    throw fail(std::string("malformed toolchain: ") + e.what());
+  const nlohmann::json& toolchain = f.require(j, "toolchain", "");
+  f.expect(toolchain, nlohmann::json::value_t::object, "an object", "toolchain");
+  col.toolchain = toolchain;
+  col.flavor = f.string(toolchain, "flavor", "toolchain.");
+  if (!is_valid_flavor(col.flavor)) throw f.fail("toolchain.flavor '" + col.flavor + "' is not a flavor (llvmNN)");
+  // The label must be the compiler's own: a file whose clang says another major version is mislabelled.
+  std::string clang = f.optional_string(toolchain, "clang", "toolchain.");
+  if (auto major = clang_major(clang); major && "llvm" + std::to_string(*major) != col.flavor)
+    throw f.fail("toolchain.clang is '" + clang + "' (LLVM " + std::to_string(*major) + ") but the file is labelled " +
+                 col.flavor + " (mislabelled)");
+  const nlohmann::json& arches = f.require(toolchain, "arches", "toolchain.");
+  f.expect(arches, nlohmann::json::value_t::array, "an array", "toolchain.arches");
+  std::set<std::string> arch_set;
+  for (size_t i = 0; i < arches.size(); ++i) {
+    f.expect(arches[i], nlohmann::json::value_t::string, "a string", "toolchain.arches[" + std::to_string(i) + "]");
+    std::string a = arches[i].get<std::string>();
+    if (!is_valid_target_name(a)) throw f.fail("toolchain.arches names '" + a + "', not a GPU target");
+    if (known_target && !known_target(a))
+      throw f.fail("toolchain.arches names '" + a + "', which is neither a wired target nor a processor this LLVM knows");
+    if (!arch_set.insert(a).second) throw f.fail("toolchain.arches names '" + a + "' twice");
+    col.arches.push_back(a);
   }
-  if (!is_valid_flavor(col.flavor)) throw fail("toolchain.flavor '" + col.flavor + "' is not a flavor (llvmNN)");
-  for (const auto& a : col.arches)
-    if (!is_valid_target_name(a)) throw fail("toolchain.arches names '" + a + "', not a GPU target");
-  if (!j.contains("keys") || !j.at("keys").is_object() || j.at("keys").empty()) throw fail("no keys");
-  const nlohmann::json canonical = j.value("canonical", nlohmann::json::object());
-  std::set<std::string> arches(col.arches.begin(), col.arches.end());
-  for (const auto& [key, per_arch] : j.at("keys").items()) {
-    if (!is_valid_key(key)) throw fail("invalid key '" + key + "'");
-    if (!per_arch.is_object()) throw fail("key '" + key + "' is not an object of arches");
+  const nlohmann::json& keys = f.require(j, "keys", "");
+  f.expect(keys, nlohmann::json::value_t::object, "an object", "keys");
+  if (keys.empty()) throw f.fail("keys: no keys");
+  nlohmann::json canonical = nlohmann::json::object();
+  if (const nlohmann::json* c = f.find(j, "canonical")) {
+    f.expect(*c, nlohmann::json::value_t::object, "an object", "canonical");
+    canonical = *c;
+  }
+  for (const auto& [key, per_arch] : keys.items()) {
+    if (!is_valid_key(key)) throw f.fail("keys: invalid key '" + key + "'");
+    f.expect(per_arch, nlohmann::json::value_t::object, "an object of arches", "keys." + key);
     std::set<std::string> seen;
     for (const auto& [arch, c] : per_arch.items()) {
-      std::string where = "key '" + key + "' on " + arch + ": ";
-      if (!arches.count(arch)) throw fail(where + "arch not in toolchain.arches");
+      std::string field = "keys." + key + "." + arch;
+      if (!arch_set.count(arch)) throw f.fail(field + ": arch not in toolchain.arches");
+      f.expect(c, nlohmann::json::value_t::object, "an object", field);
       seen.insert(arch);
       Cell cell;
       cell.key = key;
       cell.target = arch;
-      std::string status = c.value("status", "");
+      std::string status = f.string(c, "status", field + ".");
       auto s = parse_status(status);
-      if (!s || *s == Status::kProbeError) throw fail(where + "unknown status '" + status + "'");
+      if (!s || *s == Status::kProbeError) throw f.fail(field + ".status: unknown status '" + status + "'");
       cell.status = *s;
-      std::string verified = c.value("verified_on", "");
+      std::string verified = f.string(c, "verified_on", field + ".");
       if (verified != col.flavor)
-        throw fail(where + "verified on '" + verified + "' but the file is labelled " + col.flavor + " (mislabelled)");
-      cell.evidence = c.value("evidence", "");
+        throw f.fail(field + ".verified_on: '" + verified + "' but the file is labelled " + col.flavor + " (mislabelled)");
+      cell.evidence = f.optional_string(c, "evidence", field + ".");
       if (cell.status != Status::kOk && cell.evidence.empty()) cell.evidence = "(no evidence in the imported file)";
       if (cell.status == Status::kOk) cell.evidence.clear();
-      if (c.contains("probe_imm")) {
-        if (!c.at("probe_imm").is_number_integer()) throw fail(where + "probe_imm is not an integer");
-        cell.imm = c.at("probe_imm").get<int64_t>();
+      if (const nlohmann::json* imm = f.find(c, "probe_imm")) {
+        f.expect(*imm, nlohmann::json::value_t::number_integer, "an integer", field + ".probe_imm");
+        cell.imm = imm->get<int64_t>();
       }
-      auto name = canonical.find(key);
-      cell.intrinsic = name != canonical.end() && name->is_string() ? name->get<std::string>() : "(not resolved)";
+      const nlohmann::json* name = f.find(canonical, key);
+      if (name) f.expect(*name, nlohmann::json::value_t::string, "a string", "canonical." + key);
+      cell.intrinsic = name ? name->get<std::string>() : "(not resolved)";
       col.cells.push_back(std::move(cell));
     }
-    if (seen.size() != arches.size()) throw fail("key '" + key + "' lacks cells for some of toolchain.arches");
+    if (seen.size() != arch_set.size()) throw f.fail("keys." + key + ": lacks cells for some of toolchain.arches");
   }
   std::sort(col.cells.begin(), col.cells.end(), [](const Cell& a, const Cell& b) {
     return a.key != b.key ? a.key < b.key : a.target < b.target;

@@ -3,6 +3,8 @@
 // written in that format for rocKE to read.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,9 +24,16 @@ struct RockeColumn {
 constexpr const char* kRockeSchema = "rocke.intrinsic_arch_domain/v1";
 constexpr const char* kRockeFormat = "rocke-v1";
 
-// Validates the whole file; throws input_error naming `label` and the reason (wrong schema, a cell verified
-// on another flavor than the file says, an unknown status, a missing arch...).
-RockeColumn parse_rocke(const std::string& text, const std::string& label);
+// Validates the whole file; throws input_error naming `label`, the field and the reason (wrong schema, a
+// field of the wrong JSON type, a cell verified on another flavor than the file says, a clang of another
+// major version than the label, an unknown status, a missing, repeated or unknown arch...). An arch must
+// satisfy `known_target` where one is given (the CLI: a wired target or a processor the linked LLVM knows).
+RockeColumn parse_rocke(const std::string& text, const std::string& label,
+                        const std::function<bool(const std::string&)>& known_target = {});
+
+// The LLVM major version a compiler's version string names ("AMD clang version 22.0.0git ..." -> 22,
+// "Debian LLVM version 22.1.8" -> 22), if it names one.
+std::optional<int> clang_major(const std::string& clang);
 // A measured column in that format, keys and arches sorted; evidence cut to what the format keeps.
 std::string render_rocke(const Column& column);
 

@@ -5,13 +5,22 @@
 
 namespace archdb {
 
-namespace {
-ExitCode code_of(int rc) { return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? kExitBadInput : kExitInternal; }
-}  // namespace
+std::string database_file(sqlite3* db) {
+  const char* f = sqlite3_db_filename(db, "main");
+  return f && *f ? f : "(in-memory database)";
+}
+
+Error database_error(sqlite3* db, int rc, const std::string& message) {
+  int primary = rc & 0xff;
+  // A corrupt or foreign file is the user's input, whichever statement trips over it.
+  if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
+    return input_error(database_file(db) + ": database is corrupt or not an archdb database (" + message + ")");
+  return internal_error(database_file(db) + ": " + message);
+}
 
 Stmt::Stmt(sqlite3* db, const char* sql) : db_(db) {
-  if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
-    throw internal_error(std::string("database: cannot prepare statement: ") + sqlite3_errmsg(db));
+  int rc = sqlite3_prepare_v2(db, sql, -1, &s_, nullptr);
+  if (rc != SQLITE_OK) throw database_error(db, rc, sqlite3_errmsg(db));
 }
 
 Stmt& Stmt::bind(int i, const std::string& v) {
@@ -40,7 +49,7 @@ bool Stmt::step() {
   int rc = sqlite3_step(s_);
   if (rc == SQLITE_ROW) return true;
   if (rc == SQLITE_DONE) return false;
-  throw Error(code_of(rc), std::string("database: ") + sqlite3_errmsg(db_));
+  throw database_error(db_, rc, sqlite3_errmsg(db_));
 }
 
 void Stmt::run() {
@@ -55,26 +64,24 @@ std::string Stmt::text(int col) const {
   return t ? reinterpret_cast<const char*>(t) : "";
 }
 
-void exec(sqlite3* db, const std::string& sql, const std::filesystem::path& path) {
+void exec(sqlite3* db, const std::string& sql) {
   char* err = nullptr;
-  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : "unknown error";
+  int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  if (rc != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db);
     sqlite3_free(err);
-    throw Error(code_of(sqlite3_errcode(db)), path.string() + ": " + msg);
+    throw database_error(db, rc, msg);
   }
 }
 
-Transaction::Transaction(sqlite3* db, std::filesystem::path path, const char* begin)
-    : db_(db), path_(std::move(path)) {
-  exec(db_, begin, path_);
-}
+Transaction::Transaction(sqlite3* db, const char* begin) : db_(db) { exec(db_, begin); }
 
 Transaction::~Transaction() {
   if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 void Transaction::commit() {
-  exec(db_, "COMMIT", path_);
+  exec(db_, "COMMIT");
   done_ = true;
 }
 

@@ -10,6 +10,8 @@
 
 #include <sqlite3.h>
 
+#include "support/error.h"
+
 namespace archdb {
 
 class Stmt {
@@ -35,13 +37,19 @@ class Stmt {
   sqlite3_stmt* s_ = nullptr;
 };
 
-void exec(sqlite3* db, const std::string& sql, const std::filesystem::path& path);
+// The file a connection has open (its absolute path), for messages.
+std::string database_file(sqlite3* db);
+// The error for a failed SQLite call with result code `rc`: a corrupt or foreign file (SQLITE_CORRUPT,
+// SQLITE_NOTADB) is bad input naming the file; anything else is an internal error naming it.
+Error database_error(sqlite3* db, int rc, const std::string& message);
+
+void exec(sqlite3* db, const std::string& sql);
 
 // `begin` on construction (BEGIN IMMEDIATE for writes, BEGIN for a consistent read); ROLLBACK unless
 // commit() ran.
 class Transaction {
  public:
-  Transaction(sqlite3* db, std::filesystem::path path, const char* begin = "BEGIN IMMEDIATE");
+  explicit Transaction(sqlite3* db, const char* begin = "BEGIN IMMEDIATE");
   ~Transaction();
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
@@ -49,7 +57,6 @@ class Transaction {
 
  private:
   sqlite3* db_;
-  std::filesystem::path path_;
   bool done_ = false;
 };
 

@@ -3,10 +3,13 @@
 // BEGIN IMMEDIATE ... COMMIT, rolled back on any error.
 #include "db/store.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <ctime>
 
 #include "db/column_files.h"
@@ -16,6 +19,7 @@
 #include "support/files.h"
 #include "support/clock.h"
 #include "support/error.h"
+#include "support/text.h"
 
 namespace archdb {
 namespace fs = std::filesystem;
@@ -76,17 +80,11 @@ std::unique_ptr<Store> Store::open(const fs::path& path) {
   std::unique_ptr<Store> store(new Store(path, db));
   sqlite3_busy_timeout(db, 10000);
   sqlite3_extended_result_codes(db, 0);
-  try {
-    store->check_header();
-    exec(db, "PRAGMA journal_mode=WAL", path);
-    exec(db, "PRAGMA synchronous=NORMAL", path);
-    exec(db, "PRAGMA foreign_keys=ON", path);
-    store->migrate();
-  } catch (const Error& e) {
-    if (e.code() == kExitInternal && sqlite3_errcode(db) == SQLITE_NOTADB)
-      throw input_error(path.string() + ": not an archdb database (file is not a database)");
-    throw;
-  }
+  store->check_header();
+  exec(db, "PRAGMA journal_mode=WAL");
+  exec(db, "PRAGMA synchronous=NORMAL");
+  exec(db, "PRAGMA foreign_keys=ON");
+  store->migrate();
   return store;
 }
 
@@ -106,6 +104,7 @@ void Store::check_header() {
     tables.step();
     n = tables.integer(0);
   } catch (const Error& e) {
+    if (e.code() == kExitBadInput) throw;
     throw input_error(path_.string() + ": not a usable archdb database (" + e.what() + ")");
   }
   if ((version > 0 || n > 0) && app_id != kApplicationId)
@@ -113,15 +112,27 @@ void Store::check_header() {
 }
 
 void Store::check_integrity() {
-  // quick_check reads every page: a corrupt file fails here, before anything is written.
-  Stmt check(db_, "PRAGMA quick_check");
-  std::string first;
+  // quick_check reads every page: a corrupt file fails here, before anything is written. A file
+  // whose first page is damaged fails already when the check is prepared (SQLite reads the schema then).
+  // It may report problems and then fail itself on the next page it cannot read: the report names them.
+  std::string report;
   try {
-    if (check.step()) first = check.text(0);
+    Stmt check(db_, "PRAGMA quick_check");
+    while (check.step()) report += check.text(0) + "\n";
   } catch (const Error& e) {
-    throw input_error(path_.string() + ": not a usable archdb database (" + e.what() + ")");
+    if (report.empty() && e.code() == kExitBadInput) throw;
+    if (report.empty()) throw input_error(path_.string() + ": not a usable archdb database (" + e.what() + ")");
   }
-  if (first != "ok") throw input_error(path_.string() + ": database is corrupt (" + first + ")");
+  // One row per problem, or one row holding them all a line each, under a "*** in database main ***" head.
+  std::vector<std::string> problems;
+  for (const auto& line : split(report, '\n'))
+    if (!line.empty() && line.rfind("*** ", 0) != 0) problems.push_back(line);
+  if (problems.size() != 1 || problems.front() != "ok") {
+    std::string first = problems.empty() ? "no answer from the integrity check" : problems.front();
+    std::string more = problems.size() <= 1 ? "" : problems.size() >= 100 ? "; 100 or more problems in all"
+                                                                         : "; " + std::to_string(problems.size()) + " problems in all";
+    throw input_error(path_.string() + ": database is corrupt (" + first + more + ")");
+  }
   integrity_checked_ = true;
 }
 
@@ -147,11 +158,11 @@ void Store::migrate() {
     before_write();
     // Several processes may open a new database at once (a parallel build's checks): each migration runs
     // under the write lock and only if, holding it, the database still lacks it.
-    Transaction tx(db_, path_);
+    Transaction tx(db_);
     if (schema_version() >= m.version) continue;
-    exec(db_, std::string(m.sql), path_);
-    exec(db_, "PRAGMA user_version=" + std::to_string(m.version), path_);
-    exec(db_, "PRAGMA application_id=" + std::to_string(kApplicationId), path_);
+    exec(db_, std::string(m.sql));
+    exec(db_, "PRAGMA user_version=" + std::to_string(m.version));
+    exec(db_, "PRAGMA application_id=" + std::to_string(kApplicationId));
     tx.commit();
   }
 }
@@ -227,14 +238,14 @@ void Store::replace_column(const std::string& name, Origin origin, const std::st
                            const std::vector<Cell>& cells, const std::string& source_digest,
                            std::optional<int64_t> run_id) {
   before_write();
-  Transaction tx(db_, path_);
+  Transaction tx(db_);
   write_column_rows(name, origin, provenance, cells, source_digest, run_id);
   tx.commit();
 }
 
 void Store::remove_column(const std::string& name) {
   before_write();
-  Transaction tx(db_, path_);
+  Transaction tx(db_);
   Stmt del(db_, "DELETE FROM flavor WHERE name = ?1");
   del.bind(1, name).run();
   tx.commit();
@@ -242,7 +253,7 @@ void Store::remove_column(const std::string& name) {
 
 int64_t Store::start_run(const std::string& flavor, const std::string& kind, const std::string& toolchain_json) {
   before_write();
-  Transaction tx(db_, path_);
+  Transaction tx(db_);
   Stmt ins(db_, "INSERT INTO run(flavor, kind, started_at, pid, toolchain, outcome) VALUES (?1, ?2, ?3, ?4, ?5, 'running')");
   ins.bind(1, flavor).bind(2, kind).bind(3, utc_now()).bind(4, static_cast<int64_t>(::getpid())).bind(5, toolchain_json);
   ins.run();
@@ -254,7 +265,7 @@ int64_t Store::start_run(const std::string& flavor, const std::string& kind, con
 void Store::finish_run(int64_t id, const std::string& outcome, const std::string& counts_json,
                        const std::string& message) {
   before_write();
-  Transaction tx(db_, path_);
+  Transaction tx(db_);
   Stmt up(db_, "UPDATE run SET outcome = ?2, ended_at = ?3, counts = ?4, message = ?5 WHERE id = ?1");
   up.bind(1, id).bind(2, outcome).bind(3, utc_now()).bind_or_null(4, counts_json).bind_or_null(5, message).run();
   tx.commit();
@@ -263,7 +274,7 @@ void Store::finish_run(int64_t id, const std::string& outcome, const std::string
 void Store::finish_measured_run(int64_t id, const Column& column, const std::string& provenance_json,
                                 const std::string& source_digest, const std::string& counts_json) {
   before_write();
-  Transaction tx(db_, path_);
+  Transaction tx(db_);
   write_column_rows(column.provenance.flavor, Origin::kMeasured, provenance_json, column.cells, source_digest, id);
   Stmt up(db_, "UPDATE run SET outcome = 'ok', ended_at = ?2, counts = ?3 WHERE id = ?1");
   up.bind(1, id).bind(2, utc_now()).bind(3, counts_json).run();
@@ -281,7 +292,7 @@ void Store::mark_interrupted_runs() {
   }
   if (stale.empty()) return;
   before_write();
-  Transaction tx(db_, path_);
+  Transaction tx(db_);
   Stmt up(db_, "UPDATE run SET outcome = 'interrupted', ended_at = ?2, message = 'the process ended before the run finished' WHERE id = ?1");
   for (int64_t id : stale) up.bind(1, id).bind(2, utc_now()).run();
   tx.commit();
@@ -309,11 +320,11 @@ std::vector<RunRow> Store::runs(int limit) const {
 }
 
 void sync_store_from_data(Store& store, const fs::path& data_root, const std::string& except) {
+  recover_directories(data_root);
   std::vector<std::string> committed = list_column_dirs(data_root);
   for (const auto& flavor : committed) {
     if (flavor == except) continue;
     fs::path dir = data_root / flavor;
-    recover_directory(dir);
     std::string digest = stamped_digest(store, "column:" + flavor, {dir / "column.json", dir / "cells.jsonl"},
                                         [&] { return column_dir_digest(dir); });
     auto row = store.flavor(flavor);
@@ -326,6 +337,17 @@ void sync_store_from_data(Store& store, const fs::path& data_root, const std::st
     if (row.origin == Origin::kImported || row.name == except) continue;
     if (std::find(committed.begin(), committed.end(), row.name) == committed.end()) store.remove_column(row.name);
   }
+}
+
+SyncLock::SyncLock(const fs::path& database) {
+  fd_ = ::open((database.string() + ".sync-lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0) return;
+  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  }
+}
+
+SyncLock::~SyncLock() {
+  if (fd_ >= 0) ::close(fd_);  // releases the lock
 }
 
 }  // namespace archdb

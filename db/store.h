@@ -93,4 +93,20 @@ class Store {
 // one a regen is about to replace). Throws input_error naming the file on a corrupt column.
 void sync_store_from_data(Store& store, const std::filesystem::path& data_root, const std::string& except = "");
 
+// Held while a process brings a database up to date with data/: the processes that open one database at once
+// (a parallel build's checks on a new database) sync one after another, and each finds the work of those
+// before it done, instead of all loading every column in turn under SQLite's write lock until its busy
+// timeout runs out. An flock on `<database>.sync-lock`; where that file cannot be made (a read-only folder)
+// the sync goes on without it.
+class SyncLock {
+ public:
+  explicit SyncLock(const std::filesystem::path& database);
+  ~SyncLock();
+  SyncLock(const SyncLock&) = delete;
+  SyncLock& operator=(const SyncLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace archdb

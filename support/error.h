@@ -12,7 +12,7 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitDifferent = 1,   // a check found differences: regen --check, coverage gate, compare
   kExitUsage = 2,       // bad command line: unknown flag, flavor, target or key
-  kExitBadInput = 3,    // malformed catalog, corrupt data file, corrupt or foreign database
+  kExitBadInput = 3,    // malformed catalog, corrupt data file, corrupt or foreign database, unusable path
   kExitProbeFailed = 4, // the probe could not measure: probe_error cells, wrong toolchain for the flavor
   kExitInternal = 5,    // anything else (I/O failure, unexpected state)
 };

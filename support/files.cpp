@@ -2,12 +2,17 @@
 #include "support/files.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
 
 #include "support/error.h"
 
@@ -63,7 +68,7 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
   fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
   int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw internal_error(path.string() + ": cannot create temporary file: " + std::strerror(errno));
+  if (fd < 0) throw input_error(path.string() + ": cannot write: " + std::strerror(errno));
   const char* p = contents.data();
   size_t left = contents.size();
   while (left > 0) {
@@ -73,7 +78,7 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
       int e = errno;
       ::close(fd);
       ::unlink(tmpl.c_str());
-      throw internal_error(path.string() + ": write failed: " + std::strerror(e));
+      throw input_error(path.string() + ": write failed: " + std::strerror(e));
     }
     p += n;
     left -= static_cast<size_t>(n);
@@ -82,25 +87,36 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     int e = errno;
     ::unlink(tmpl.c_str());
-    throw internal_error(path.string() + ": write failed: " + std::strerror(e));
+    throw input_error(path.string() + ": write failed: " + std::strerror(e));
   }
   if (::rename(tmpl.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmpl.c_str());
-    throw internal_error(path.string() + ": rename failed: " + std::strerror(e));
+    throw input_error(path.string() + ": rename failed: " + std::strerror(e));
   }
   fsync_path(dir, O_RDONLY | O_DIRECTORY);
 }
 
+// The folders a writer keeps beside `target` while it works carry its process id, so that a recovery in
+// another process touches only those whose writer is gone.
+static std::string owned_prefix(const fs::path& target, const char* kind) {
+  return "." + target.filename().string() + "." + kind + "-";
+}
+
+fs::path staging_dir_for(const fs::path& target) {
+  return target.parent_path() / (owned_prefix(target, "staged") + std::to_string(::getpid()));
+}
+
 static fs::path backup_of(const fs::path& target) {
-  return target.parent_path() / ("." + target.filename().string() + ".old");
+  return target.parent_path() / (owned_prefix(target, "old") + std::to_string(::getpid()));
 }
 
 void replace_directory(const fs::path& staged, const fs::path& target) {
   fs::path parent = target.parent_path();
   if (fs::exists(target)) {
     if (::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
-      fs::remove_all(staged);  // now holds the old contents
+      std::error_code ec;
+      fs::remove_all(staged, ec);  // now holds the old contents
       fsync_path(parent, O_RDONLY | O_DIRECTORY);
       return;
     }
@@ -117,17 +133,55 @@ void replace_directory(const fs::path& staged, const fs::path& target) {
   fsync_path(parent, O_RDONLY | O_DIRECTORY);
 }
 
+// The writer named by a ".<name>.<kind>-<pid>" folder: alive unless the pid is malformed or names no process.
+static bool owner_alive(const std::string& pid_text) {
+  if (pid_text.empty() || pid_text.size() > 9 || pid_text.find_first_not_of("0123456789") != std::string::npos)
+    return false;
+  pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+  if (pid <= 0) return false;
+  return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
 void recover_directory(const fs::path& target) {
-  fs::path backup = backup_of(target);
   std::error_code ec;
-  if (!fs::exists(target, ec) && fs::exists(backup, ec)) fs::rename(backup, target, ec);
-  fs::remove_all(backup, ec);
-  // Staging folders are named ".<flavor>.staged-*" by their writers.
-  if (!fs::exists(target.parent_path(), ec)) return;
-  std::string prefix = "." + target.filename().string() + ".staged-";
-  for (const auto& entry : fs::directory_iterator(target.parent_path(), ec)) {
-    if (entry.path().filename().string().rfind(prefix, 0) == 0) fs::remove_all(entry.path(), ec);
+  fs::path parent = target.parent_path();
+  if (!fs::is_directory(parent, ec)) return;
+  const std::string staged = owned_prefix(target, "staged"), backup = owned_prefix(target, "old");
+  std::vector<fs::path> orphans;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    for (const std::string& prefix : {staged, backup})
+      if (name.rfind(prefix, 0) == 0 && !owner_alive(name.substr(prefix.size()))) orphans.push_back(entry.path());
   }
+  for (const auto& p : orphans) {
+    // A writer that died between moving the old folder aside and putting the new one in place: the old
+    // one goes back.
+    if (p.filename().string().rfind(backup, 0) == 0 && !fs::exists(target, ec)) fs::rename(p, target, ec);
+    fs::remove_all(p, ec);
+  }
+}
+
+void recover_directories(const fs::path& parent) {
+  std::error_code ec;
+  std::vector<fs::path> targets;
+  for (const auto& entry : fs::directory_iterator(parent, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.size() < 2 || name[0] != '.') continue;
+    for (const char* kind : {".staged-", ".old-"}) {
+      size_t at = name.rfind(kind);
+      if (at != std::string::npos && at > 1) targets.push_back(parent / name.substr(1, at - 1));
+    }
+  }
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  for (const auto& t : targets) recover_directory(t);
+}
+
+std::string describe(const fs::filesystem_error& e) {
+  std::string where = e.path1().string();
+  if (!e.path2().empty()) where += " -> " + e.path2().string();
+  if (where.empty()) return e.what();
+  return where + ": " + e.code().message();
 }
 
 std::string digest_hex(std::string_view bytes) {

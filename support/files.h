@@ -18,9 +18,19 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // `staged` is consumed. Either the old or the new directory is visible at `target` after a crash.
 void replace_directory(const std::filesystem::path& staged, const std::filesystem::path& target);
 
-// Finishes or undoes a replace_directory that a crash interrupted: if `target` is missing and its backup
-// exists, the backup is put back. Leftover staging and backup folders are removed.
+// Where this process stages a new `target` before replace_directory: ".<name>.staged-<pid>" beside it.
+std::filesystem::path staging_dir_for(const std::filesystem::path& target);
+
+// Finishes or undoes a replace_directory that a crash interrupted, in whatever process: the staging
+// (".<name>.staged-<pid>") and backup (".<name>.old-<pid>") folders of writers that are gone are removed,
+// a backup put back first if `target` is missing. Those of a writer still running are left alone.
 void recover_directory(const std::filesystem::path& target);
+// recover_directory for every folder of `parent` that has staging or backup folders beside it, present or
+// not (a writer may have died with its old folder moved aside).
+void recover_directories(const std::filesystem::path& parent);
+
+// One line for a failed filesystem operation: "PATH: reason" (both paths of a rename or copy).
+std::string describe(const std::filesystem::filesystem_error& e);
 
 // FNV-1a 64-bit digest, hex: change detection for synced files, not security.
 std::string digest_hex(std::string_view bytes);

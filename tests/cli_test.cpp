@@ -5,12 +5,29 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sqlite3.h>
+#include <sched.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <random>
 #include <thread>
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/SourceMgr.h>
+
+#include <nlohmann/json.hpp>
 
 #include "test_support.h"
 
@@ -50,6 +67,23 @@ std::string flavor() {
   auto r = run_archdb({"--version"});
   size_t at = r.out.find("(flavor ");
   return r.out.substr(at + 8, r.out.find(')', at) - at - 8);
+}
+
+// Every cell in the database, one line each.
+std::string dump_cells(const fs::path& db) {
+  sqlite3* h;
+  sqlite3_open(db.c_str(), &h);
+  sqlite3_stmt* s;
+  std::string out;
+  sqlite3_prepare_v2(h, "SELECT flavor, decl_key, target, status, evidence FROM cell ORDER BY 1, 2, 3", -1, &s, nullptr);
+  while (sqlite3_step(s) == SQLITE_ROW)
+    for (int i = 0; i < 5; ++i) {
+      const unsigned char* t = sqlite3_column_text(s, i);
+      out += (t ? reinterpret_cast<const char*>(t) : "-") + std::string(i == 4 ? "\n" : "|");
+    }
+  sqlite3_finalize(s);
+  sqlite3_close(h);
+  return out;
 }
 
 TEST(Cli, RegenWritesTheColumnAndRegeneratingIsByteIdentical) {
@@ -163,6 +197,135 @@ TEST(Cli, RockeColumnsImportMarkedAndRoundTrip) {
   EXPECT_EQ(run_archdb(ws.args({"diff", flavor(), "rocke-v1:llvm23"})).exit_code, 2);
 }
 
+fs::path rocke_reference(const std::string& flavor) {
+  return test::source_dir() / ".." / "shared" / "reference" / "rocke-columns" / ("intrinsic_arch_domain." + flavor + ".json");
+}
+
+// Imports `doc` written to NAME.json; expects a refusal (exit 3, one line naming the file and `field`) with
+// nothing stored.
+void expect_rocke_refused(const Workspace& ws, const nlohmann::json& doc, const std::string& name,
+                          const std::string& field) {
+  fs::path file = ws.dir / (name + ".json");
+  test::write(file, doc.dump(1));
+  auto r = run_archdb(ws.args({"import", "--format", "rocke-v1", file.string()}));
+  EXPECT_EQ(r.exit_code, 3) << name << ": " << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << name << ": " << r.err;
+  EXPECT_NE(r.err.find(file.string() + ": "), std::string::npos) << name << ": " << r.err;
+  EXPECT_NE(r.err.find(field), std::string::npos) << name << ": " << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << name << ": " << r.err;
+  EXPECT_EQ(dump_cells(ws.dir / "db.sqlite").find("rocke-v1:"), std::string::npos) << name << ": stored";
+}
+
+TEST(Cli, MalformedRockeFilesAreRefusedNamingTheFileAndTheField) {
+  fs::path peer = rocke_reference("llvm22");
+  if (!fs::exists(peer)) GTEST_SKIP() << "rocKE reference columns not found at " << peer;
+  Workspace ws;
+  const nlohmann::json good = nlohmann::json::parse(test::read(peer));
+  const std::string key = good["keys"].begin().key();
+  ASSERT_TRUE(good["keys"][key].contains("gfx90a"));
+  auto with = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = good;
+    edit(j);
+    return j;
+  };
+  std::string cell = "keys." + key + ".gfx90a";
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"] = "ok"; }), "cell-string", cell + ": expected an object, got string");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"]["status"] = 1; }), "status-number", cell + ".status: expected a string, got number 1");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"]["evidence"] = 5; }), "evidence-number", cell + ".evidence: expected a string");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"]["verified_on"] = 22; }), "verified-number", cell + ".verified_on: expected a string");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"]["probe_imm"] = "1"; }), "imm-string", cell + ".probe_imm: expected an integer");
+  expect_rocke_refused(ws, with([&](auto& j) { j["schema"] = 5; }), "schema-number", "schema: expected a string, got number 5");
+  expect_rocke_refused(ws, with([&](auto& j) { j["canonical"] = nlohmann::json::array({"x"}); }), "canonical-array", "canonical: expected an object, got array");
+  expect_rocke_refused(ws, with([&](auto& j) { j["canonical"][key] = 7; }), "canonical-number", "canonical." + key + ": expected a string");
+  expect_rocke_refused(ws, with([&](auto& j) { j["toolchain"] = "llvm22"; }), "toolchain-string", "toolchain: expected an object");
+  expect_rocke_refused(ws, with([&](auto& j) { j["toolchain"]["arches"] = "gfx90a"; }), "arches-string", "toolchain.arches: expected an array");
+  expect_rocke_refused(ws, with([&](auto& j) { j["toolchain"]["arches"].push_back("gfx9999"); }), "unknown-arch",
+                       "toolchain.arches names 'gfx9999', which is neither a wired target nor a processor this LLVM knows");
+  expect_rocke_refused(ws, with([&](auto& j) { j["toolchain"]["arches"].push_back("gfx90a"); }), "duplicate-arch",
+                       "toolchain.arches names 'gfx90a' twice");
+  expect_rocke_refused(ws, with([&](auto& j) { j["keys"][key]["gfx90a"].erase("status"); }), "no-status", cell + ".status: missing");
+  // Labelled llvm23 throughout, but made by AMD clang 22: mislabelled.
+  expect_rocke_refused(ws, with([&](auto& j) {
+                         j["toolchain"]["flavor"] = "llvm23";
+                         for (auto& [k, arches] : j["keys"].items())
+                           for (auto& [a, c] : arches.items()) c["verified_on"] = "llvm23";
+                       }),
+                       "relabelled", "toolchain.clang is 'AMD clang version 22.0.0git");
+  // A processor LLVM knows, though not wired here, is accepted.
+  auto known = with([&](auto& j) {
+    j["toolchain"]["arches"].push_back("gfx1010");
+    for (auto& [k, arches] : j["keys"].items()) arches["gfx1010"] = arches["gfx90a"];
+  });
+  test::write(ws.dir / "known.json", known.dump());
+  auto r = run_archdb(ws.args({"import", "--format", "rocke-v1", (ws.dir / "known.json").string()}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  // Importing over an imported column replaces it, and says so.
+  auto again = run_archdb(ws.args({"import", "--format", "rocke-v1", peer.string()}));
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.err.find("replacing imported column rocke-v1:llvm22 (from known.json) with " + peer.string()), std::string::npos)
+      << again.err;
+}
+
+TEST(Cli, CompareRefusesAnotherFlavorsFileAndNoSharedCellsAndShowsDisagreements) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  fs::path ours = ws.dir / "ours.json";
+  ASSERT_EQ(run_archdb(ws.args({"export", "--format", "rocke-v1", "--flavor", flavor(), "--out", ours.string()})).exit_code, 0);
+  const nlohmann::json exported = nlohmann::json::parse(test::read(ours));
+
+  // A well-formed column of another flavor (no clang line to contradict its label).
+  nlohmann::json other = exported;
+  other["toolchain"].erase("clang");
+  other["toolchain"]["flavor"] = "llvm99";
+  for (auto& [k, arches] : other["keys"].items())
+    for (auto& [a, c] : arches.items()) c["verified_on"] = "llvm99";
+  test::write(ws.dir / "other.json", other.dump());
+  auto wrong = run_archdb(ws.args({"compare", "--flavor", flavor(), "--with", (ws.dir / "other.json").string()}));
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.out << wrong.err;
+  EXPECT_NE(wrong.err.find("other.json is a column of llvm99, not " + flavor()), std::string::npos) << wrong.err;
+  EXPECT_EQ(std::count(wrong.err.begin(), wrong.err.end(), '\n'), 1) << wrong.err;
+
+  // Same flavor, no key in common.
+  nlohmann::json disjoint = exported;
+  nlohmann::json renamed = nlohmann::json::object();
+  for (auto& [k, arches] : disjoint["keys"].items()) renamed["elsewhere." + k] = arches;
+  disjoint["keys"] = renamed;
+  disjoint["canonical"] = nlohmann::json::object();
+  test::write(ws.dir / "disjoint.json", disjoint.dump());
+  auto none = run_archdb(ws.args({"compare", "--flavor", flavor(), "--with", (ws.dir / "disjoint.json").string()}));
+  EXPECT_EQ(none.exit_code, 2) << none.out << none.err;
+  EXPECT_NE(none.err.find("share no (key, target) cell"), std::string::npos) << none.err;
+
+  // A peer that disagrees on one cell: both evidences, exit 1.
+  nlohmann::json peer = exported;
+  peer["keys"]["mfma.f32.4x4x4bf16.1k"]["gfx90a"] = {{"status", "arch_absent"}, {"verified_on", flavor()},
+                                                     {"evidence", "peer: Cannot select this here"}};
+  test::write(ws.dir / "peer.json", peer.dump());
+  auto cmp = run_archdb(ws.args({"compare", "--flavor", flavor(), "--with", (ws.dir / "peer.json").string()}));
+  EXPECT_EQ(cmp.exit_code, 1) << cmp.out << cmp.err;
+  EXPECT_NE(cmp.out.find("shared cells: 9; same status: 8"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("ok here, arch_absent there (1)"), std::string::npos) << cmp.out;
+  EXPECT_NE(cmp.out.find("mfma.f32.4x4x4bf16.1k/gfx90a"), std::string::npos) << cmp.out;
+  std::string line = cmp.out.substr(cmp.out.find("  mfma.f32.4x4x4bf16.1k/gfx90a"));
+  line = line.substr(0, line.find('\n'));
+  EXPECT_NE(line.find("here ok ("), std::string::npos) << line;
+  EXPECT_NE(line.find("v_mfma_f32_4x4x4bf16_1k"), std::string::npos) << line;
+  EXPECT_NE(line.find("there arch_absent (peer: Cannot select this here)"), std::string::npos) << line;
+}
+
+TEST(Cli, DiffWithADescriptorIsAnError) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  test::write(ws.dir / "data/llvm20/column.json", test::read(test::source_dir() / "data/llvm20/column.json"));
+  for (auto order : {std::vector<std::string>{"diff", flavor(), "llvm20"}, std::vector<std::string>{"diff", "llvm20", flavor()}}) {
+    auto r = run_archdb(ws.args(order));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("'llvm20' is not measured: data/llvm20/ is a descriptor"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
 TEST(Cli, CorruptCellsFileIsOneClearError) {
   Workspace ws;
   ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
@@ -186,6 +349,91 @@ TEST(Cli, CorruptDatabaseIsOneClearErrorAndIsLeftAlone) {
   EXPECT_EQ(test::read(ws.dir / "db.sqlite"), std::string(4096, '\x7f'));
 }
 
+// A database with real content: the committed llvm22 column of this checkout, loaded by a first command.
+fs::path loaded_database(const Workspace& ws) {
+  for (const char* f : {"column.json", "cells.jsonl"})
+    test::write(ws.dir / "data/llvm22" / f, test::read(test::source_dir() / "data/llvm22" / f));
+  auto r = run_archdb(ws.args({"runs"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return ws.dir / "db.sqlite";
+}
+
+// Commands that read the store's tables but hardly any of the cells.
+const std::vector<std::vector<std::string>> kGlanceCommands = {{"runs"}, {"query", "made.up"}};
+
+// Commands that read every cell of the column, and that write (so check the whole file before they do).
+std::vector<std::vector<std::string>> whole_file_commands(const Workspace& ws) {
+  std::string peer = (test::source_dir() / ".." / "shared" / "reference" / "rocke-columns" /
+                      "intrinsic_arch_domain.llvm22.json").string();
+  return {{"export", "--flavor", "llvm22", "--out", (ws.dir / "exported").string()},
+          {"import", "--format", "rocke-v1", peer}};
+}
+
+// Runs commands on a damaged database: one line naming the file, exit 3, the file untouched.
+void expect_refused_and_untouched(const Workspace& ws, const fs::path& db, const std::string& what,
+                                  const std::vector<std::vector<std::string>>& commands = kGlanceCommands) {
+  std::string before = test::read(db);
+  for (const auto& rest : commands) {
+    auto r = run_archdb(ws.args(rest));
+    EXPECT_EQ(r.exit_code, 3) << what << ": " << r.err;
+    EXPECT_NE(r.err.find(db.string()), std::string::npos) << what << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << what << ": " << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << what << ": " << r.err;
+  }
+  EXPECT_TRUE(test::read(db) == before) << what << ": the file was changed";
+}
+
+void overwrite(const fs::path& file, size_t offset, size_t length, uint32_t seed) {
+  std::string bytes = test::read(file);
+  ASSERT_LE(offset + length, bytes.size());
+  std::mt19937 random(seed);
+  for (size_t i = offset; i < offset + length; ++i) bytes[i] = static_cast<char>(random() & 0xff);
+  test::write(file, bytes);
+}
+
+TEST(Cli, TruncatedDatabaseIsOneClearErrorAndIsLeftAlone) {
+  for (size_t keep : {size_t{4096}, size_t{100000}, size_t{0}}) {
+    Workspace ws;
+    fs::path db = loaded_database(ws);
+    size_t size = fs::file_size(db);
+    ASSERT_GT(size, 300000u) << "the loaded column should fill many pages";
+    if (keep == 0) keep = size / 4096 * 2 / 3 * 4096;  // two thirds, on a page boundary
+    fs::resize_file(db, keep);
+    expect_refused_and_untouched(ws, db, "truncated to " + std::to_string(keep));
+  }
+}
+
+TEST(Cli, DatabaseWithItsFirstPageDamagedIsOneClearError) {
+  Workspace ws;
+  fs::path db = loaded_database(ws);
+  overwrite(db, 100, 4096 - 100, 1);  // the header stays intact, the schema's page does not
+  expect_refused_and_untouched(ws, db, "page 1 damaged");
+}
+
+TEST(Cli, DatabaseWithMiddlePagesDamagedIsOneClearError) {
+  {
+    Workspace ws;
+    fs::path db = loaded_database(ws);
+    size_t middle = fs::file_size(db) / 4096 / 2 * 4096;
+    overwrite(db, middle, 16 * 4096, 2);
+    // A command that never reads the damaged pages may answer (the full check runs before a write, not on
+    // every open); one that reads them, or writes, is refused.
+    expect_refused_and_untouched(ws, db, "middle pages overwritten", whole_file_commands(ws));
+  }
+  // Zeroed pages: SQLite's integrity check lists every problem it finds; the message gives the first and
+  // their number, on one line.
+  Workspace ws;
+  fs::path db = loaded_database(ws);
+  std::string bytes = test::read(db);
+  size_t middle = bytes.size() / 4096 / 2 * 4096;
+  std::fill(bytes.begin() + static_cast<long>(middle), bytes.begin() + static_cast<long>(middle + 16 * 4096), '\0');
+  test::write(db, bytes);
+  expect_refused_and_untouched(ws, db, "middle pages zeroed", whole_file_commands(ws));
+  auto r = run_archdb(ws.args(whole_file_commands(ws).back()));
+  EXPECT_NE(r.err.find(": database is corrupt (Page "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" problems in all)"), std::string::npos) << r.err;
+}
+
 TEST(Cli, BadCatalogEntryIsOneClearError) {
   Workspace ws(std::string(kSmallCatalog) + "Broken.key llvm.x\n");
   auto r = run_archdb(ws.args({"regen", "--flavor", flavor()}));
@@ -198,62 +446,485 @@ TEST(Cli, BadCatalogEntryIsOneClearError) {
   EXPECT_FALSE(fs::exists(typed.column()));
 }
 
-std::string dump_cells(const fs::path& db) {
-  sqlite3* h;
-  sqlite3_open(db.c_str(), &h);
-  sqlite3_stmt* s;
-  std::string out;
-  sqlite3_prepare_v2(h, "SELECT flavor, decl_key, target, status, evidence FROM cell ORDER BY 1, 2, 3", -1, &s, nullptr);
-  while (sqlite3_step(s) == SQLITE_ROW)
-    for (int i = 0; i < 5; ++i) {
-      const unsigned char* t = sqlite3_column_text(s, i);
-      out += (t ? reinterpret_cast<const char*>(t) : "-") + std::string(i == 4 ? "\n" : "|");
+
+// A read-only look at a workspace's database from the outside, as another process would have it.
+class Peek {
+ public:
+  explicit Peek(const fs::path& db) { sqlite3_open_v2(db.c_str(), &h_, SQLITE_OPEN_READONLY, nullptr); sqlite3_busy_timeout(h_, 5000); }
+  ~Peek() { sqlite3_close(h_); }
+  std::string one(const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    std::string out;
+    if (sqlite3_prepare_v2(h_, sql.c_str(), -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW) {
+      const unsigned char* t = sqlite3_column_text(s, 0);
+      out = t ? reinterpret_cast<const char*>(t) : "";
     }
-  sqlite3_finalize(s);
-  sqlite3_close(h);
-  return out;
+    sqlite3_finalize(s);
+    return out;
+  }
+  std::string outcome_of(pid_t pid) { return one("SELECT outcome FROM run WHERE pid = " + std::to_string(pid)); }
+
+ private:
+  sqlite3* h_ = nullptr;
+};
+
+// ---- the probe's outputs, end to end ----
+
+TEST(Cli, KeepIrWritesEachKeysProbeModuleAsValidIr) {
+  Workspace ws;
+  fs::path ir = ws.dir / "ir";
+  auto r = run_archdb(ws.args({"regen", "--flavor", flavor(), "--keep-ir", ir.string()}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string mfma = test::read(ir / "mfma.f32.4x4x4bf16.1k.ll");
+  EXPECT_NE(mfma.find("call <4 x float> @\"llvm.amdgcn.mfma.f32.4x4x4bf16.1k\"("), std::string::npos) << mfma;
+  llvm::LLVMContext context;
+  llvm::SMDiagnostic diag;
+  auto module = llvm::parseAssemblyString(mfma, diag, context);
+  ASSERT_TRUE(module) << diag.getMessage().str();
+  EXPECT_TRUE(module->getFunction("p0")) << "the probe kernel";
+  EXPECT_NE(test::read(ir / "fmuladd.v2f16.ll").find("@\"llvm.fmuladd.v2f16\""), std::string::npos);
+  EXPECT_NE(test::read(ir / "made.up.ll").find("; not probed: not an intrinsic"), std::string::npos);
+  size_t files = std::distance(fs::directory_iterator(ir), fs::directory_iterator());
+  EXPECT_EQ(files, 3u) << "one module per key";
 }
 
-TEST(Cli, KillDuringRegenLeavesDatabaseAndDataAsTheyWere) {
-  // The whole catalog on every target: a run long enough to be killed in the middle of measuring.
-  Workspace ws(test::read(test::source_dir() / "schema/catalog.txt"));
-  test::write(ws.dir / "targets.txt", test::read(test::source_dir() / "schema/targets.txt"));
-  test::write(ws.dir / "small.txt", kSmallCatalog);
-  auto seed = ws.args({"regen", "--flavor", flavor()});
-  seed[5] = (ws.dir / "small.txt").string();  // --catalog: a committed column to protect
-  ASSERT_EQ(run_archdb(seed).exit_code, 0);
-  std::string cells = test::read(ws.column() / "cells.jsonl"), column = test::read(ws.column() / "column.json");
-  std::string db_before = dump_cells(ws.dir / "db.sqlite");
-  ASSERT_FALSE(db_before.empty());
+TEST(Cli, ProbeErrorCellsFailTheRunAreListedAndNothingIsStored) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  std::string cells = test::read(ws.column() / "cells.jsonl"), before = dump_cells(ws.dir / "db.sqlite");
+  // A declaration LLVM reads, which no probe kernel can call with real values: the probe's defect.
+  test::write(ws.dir / "catalog.txt", std::string(kSmallCatalog) + "variadic.decl declare float @llvm.fmuladd.f32(float, ...)\n");
+  auto r = run_archdb(ws.args({"regen", "--flavor", flavor()}));
+  EXPECT_EQ(r.exit_code, 4) << r.err;
+  for (const char* t : {"gfx90a", "gfx942", "gfx1201"})
+    EXPECT_NE(r.err.find(std::string("archdb: probe_error: variadic.decl/") + t + ": variadic declaration"), std::string::npos)
+        << r.err;
+  EXPECT_NE(r.err.find("3 cells could not be probed (probe_error); nothing was written"), std::string::npos) << r.err;
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), cells);
+  EXPECT_EQ(dump_cells(ws.dir / "db.sqlite"), before);
+  auto runs = run_archdb(ws.args({"runs", "--limit", "1"}));
+  EXPECT_NE(runs.out.find("failed"), std::string::npos) << runs.out;
+}
 
+// The line of cells.jsonl for key/target.
+std::string cell_line(const std::string& cells, const std::string& key, const std::string& target) {
+  std::string needle = "{\"key\":\"" + key + "\",\"target\":\"" + target + "\",";
+  size_t at = cells.find(needle);
+  if (at == std::string::npos) return "";
+  return cells.substr(at, cells.find('\n', at) - at);
+}
+
+TEST(Cli, PartialRegenMergesIntoTheCommittedColumnLeavingOtherCellsAsTheyWere) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  std::string measured = test::read(ws.column() / "cells.jsonl"), column = test::read(ws.column() / "column.json");
+  // Mark two committed cells (the file stays valid): one inside the partial regen's scope, one outside.
+  std::string marked = measured;
+  for (const char* target : {"gfx942", "gfx90a"}) {
+    std::string line = cell_line(marked, "made.up", target);
+    ASSERT_FALSE(line.empty());
+    std::string changed = line;
+    changed.insert(changed.find("\"evidence\":\"") + 12, "committed earlier: ");
+    marked.replace(marked.find(line), line.size(), changed);
+  }
+  test::write(ws.column() / "cells.jsonl", marked);
+  auto r = run_archdb(ws.args({"regen", "--flavor", flavor(), "--only", "made", "--targets", "gfx942"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string merged = test::read(ws.column() / "cells.jsonl");
+  // Re-measured: made.up/gfx942 is the probe's answer again. Every other line is the committed one, byte for
+  // byte, the marked made.up/gfx90a included.
+  EXPECT_EQ(cell_line(merged, "made.up", "gfx942"), cell_line(measured, "made.up", "gfx942"));
+  std::string expected = marked;
+  std::string in_scope = cell_line(marked, "made.up", "gfx942");
+  expected.replace(expected.find(in_scope), in_scope.size(), cell_line(measured, "made.up", "gfx942"));
+  EXPECT_EQ(merged, expected);
+  EXPECT_EQ(test::read(ws.column() / "column.json"), column) << "the whole column's provenance and counts";
+  EXPECT_NE(dump_cells(ws.dir / "db.sqlite").find("committed earlier: "), std::string::npos)
+      << "the database holds the merged column";
+}
+
+TEST(Cli, WorkerCountFollowsTheCpuAffinity) {
+  Workspace ws;
+  std::vector<std::string> pinned = {"/usr/bin/taskset", "-c", "0", ARCHDB_BINARY};
+  for (auto& a : ws.args({"regen", "--flavor", flavor(), "--only", "made"})) pinned.push_back(a);
+  auto r = test::run_command(pinned);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(1 workers,"), std::string::npos) << r.out;
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "this process may use one CPU only: the unpinned count is 1 as well";
+  std::vector<std::string> two = {"/usr/bin/taskset", "-c", "0,1", ARCHDB_BINARY};
+  for (auto& a : ws.args({"regen", "--flavor", flavor(), "--only", "made"})) two.push_back(a);
+  auto both = test::run_command(two);
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_NE(both.out.find("(2 workers,"), std::string::npos) << both.out;
+}
+
+// ---- user paths and arguments ----
+
+TEST(Cli, UnwritablePathsAreOneLineInputErrorsAndCloseTheRun) {
+  Workspace ws;
+  auto keep = run_archdb(ws.args({"regen", "--flavor", flavor(), "--keep-ir", "/dev/null/x"}));
+  EXPECT_EQ(keep.exit_code, 3) << keep.err;
+  EXPECT_NE(keep.err.find("/dev/null/x"), std::string::npos) << keep.err;
+  EXPECT_EQ(std::count(keep.err.begin(), keep.err.end(), '\n'), 1) << keep.err;
+  Peek peek(ws.dir / "db.sqlite");
+  EXPECT_EQ(peek.one("SELECT outcome FROM run ORDER BY id DESC LIMIT 1"), "failed");
+  EXPECT_NE(peek.one("SELECT message FROM run ORDER BY id DESC LIMIT 1").find("/dev/null/x"), std::string::npos);
+  EXPECT_FALSE(fs::exists(ws.column()));
+
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  fs::create_directories(ws.dir / "a-folder");
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;
+  };
+  std::vector<Case> cases = {
+      {{"export", "--flavor", flavor(), "--out", "/dev/null/x"}, "/dev/null/x"},
+      {{"export", "--flavor", flavor(), "--out", (ws.dir / "no/such/parent").string()}, "no/such/parent"},
+      {{"export", "--flavor", flavor(), "--out", (ws.dir / "catalog.txt").string()}, "catalog.txt: not a folder"},
+      {{"export", "--format", "rocke-v1", "--flavor", flavor(), "--out", (ws.dir / "a-folder").string()}, "a-folder: is a folder"},
+      {{"export", "--format", "rocke-v1", "--flavor", flavor(), "--out", (ws.dir / "none/x.json").string()}, "none/x.json"},
+      {{"export", "--format", "rocke-v1", "--flavor", flavor(), "--out", "/dev/null/x.json"}, "/dev/null/x.json"},
+  };
+  for (const auto& c : cases) {
+    auto r = run_archdb(ws.args(c.args));
+    EXPECT_EQ(r.exit_code, 3) << c.names << ": " << r.err;
+    EXPECT_NE(r.err.find(c.names), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(Cli, ArgumentChecks) {
+  Workspace ws;
+  for (const char* jobs : {"0", "-1"}) {
+    auto r = run_archdb(ws.args({"regen", "--flavor", flavor(), "--jobs", jobs}));
+    EXPECT_EQ(r.exit_code, 2) << jobs;
+    EXPECT_NE(r.err.find("--jobs"), std::string::npos) << r.err;
+  }
+  auto twice = run_archdb(ws.args({"regen", "--flavor", flavor(), "--targets", "gfx90a,gfx942,gfx90a"}));
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_NE(twice.err.find("--targets names 'gfx90a' twice"), std::string::npos) << twice.err;
+  auto none = run_archdb(ws.args({"regen", "--flavor", flavor(), "--targets", ","}));
+  EXPECT_EQ(none.exit_code, 2);
+  EXPECT_NE(none.err.find("--targets names no target"), std::string::npos) << none.err;
+  auto unknown = run_archdb(ws.args({"nosuchcmd"}));
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown subcommand 'nosuchcmd'"), std::string::npos) << unknown.err;
+  EXPECT_FALSE(fs::exists(ws.dir / "db.sqlite")) << "nothing ran";
+  auto plain = run_archdb({"nosuchcmd"});
+  EXPECT_EQ(plain.exit_code, 2);
+  EXPECT_NE(plain.err.find("unknown subcommand 'nosuchcmd'"), std::string::npos) << plain.err;
+}
+
+TEST(Cli, RecoveryLeavesTheStagingFolderOfALiveWriterAlone) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  std::string cells = test::read(ws.column() / "cells.jsonl");
+  // A writer still at work (this test process), and one that is gone (a child that has exited).
+  pid_t gone = fork();
+  if (gone == 0) _exit(0);
+  ASSERT_GT(gone, 0);
+  waitpid(gone, nullptr, 0);
+  fs::path data = ws.dir / "data";
+  fs::path live_staged = data / ("." + flavor() + ".staged-" + std::to_string(::getpid()));
+  fs::path dead_staged = data / ("." + flavor() + ".staged-" + std::to_string(gone));
+  for (const auto& p : {live_staged, dead_staged}) test::write(p / "column.json", "{ half written");
+  auto r = run_archdb(ws.args({"runs"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(live_staged / "column.json")) << "another command removed a live writer's staging folder";
+  EXPECT_FALSE(fs::exists(dead_staged)) << "a dead writer's staging folder was not recovered";
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), cells);
+
+  // A writer killed between moving the old column aside and putting the new one in place: the old one goes
+  // back, unless that writer is still running.
+  fs::path live_backup = data / ("." + flavor() + ".old-" + std::to_string(::getpid()));
+  fs::rename(ws.column(), live_backup);
+  ASSERT_EQ(run_archdb(ws.args({"runs"})).exit_code, 0);
+  EXPECT_TRUE(fs::exists(live_backup / "cells.jsonl")) << "a live writer's backup was touched";
+  EXPECT_FALSE(fs::exists(ws.column()));
+  fs::path dead_backup = data / ("." + flavor() + ".old-" + std::to_string(gone));
+  fs::rename(live_backup, dead_backup);
+  auto q = run_archdb(ws.args({"query", "made.up"}));
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), cells);
+  EXPECT_FALSE(fs::exists(dead_backup));
+  fs::remove_all(live_staged);
+}
+
+// ---- kill -9 during a regeneration ----
+
+pid_t spawn_archdb(const std::vector<std::string>& args) {
   std::vector<std::string> argv_s = {ARCHDB_BINARY};
-  for (auto& a : ws.args({"regen", "--flavor", flavor()})) argv_s.push_back(a);
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  // Wait until the run is recorded, then a little longer: the probe is measuring.
-  for (int i = 0; i < 200 && dump_cells(ws.dir / "db.sqlite").empty(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  ASSERT_EQ(::kill(pid, SIGKILL), 0);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFSIGNALED(status)) << "the run finished before it could be killed";
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  return pid;
+}
 
-  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), cells);
-  EXPECT_EQ(test::read(ws.column() / "column.json"), column);
-  EXPECT_EQ(dump_cells(ws.dir / "db.sqlite"), db_before);
-  for (auto& e : fs::directory_iterator(ws.dir / "data"))
-    EXPECT_EQ(e.path().filename(), flavor()) << "left behind: " << e.path();
-  // The next command finds the database whole and records the run as interrupted.
-  auto runs = run_archdb(ws.args({"runs"}));
-  EXPECT_EQ(runs.exit_code, 0) << runs.err;
-  EXPECT_NE(runs.out.find("interrupted"), std::string::npos) << runs.out;
+// What a column is in a workspace: its files in data/ and its cells in the database.
+struct ColumnState {
+  std::string files, cells;
+  bool operator==(const ColumnState& o) const { return files == o.files && cells == o.cells; }
+};
+
+std::string column_files(const fs::path& dir) {
+  std::string out;
+  std::vector<fs::path> names;
+  if (fs::is_directory(dir))
+    for (auto& e : fs::directory_iterator(dir)) names.push_back(e.path());
+  std::sort(names.begin(), names.end());
+  for (auto& p : names) out += p.filename().string() + "\n" + test::read(p) + "\n";
+  return out;
+}
+
+void copy_tree(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+}
+
+#if defined(__x86_64__)
+// A file operation of archdb's main process on the workspace, seen from outside with ptrace (as a debugger
+// sees it) at the entry of its system call, before the kernel carries it out.
+struct FileEvent {
+  std::string call, path;
+};
+
+std::string tracee_string(pid_t pid, unsigned long long address) {
+  std::string out;
+  char chunk[256];
+  while (out.size() < 4096) {
+    iovec local{chunk, sizeof chunk}, remote{reinterpret_cast<void*>(address + out.size()), sizeof chunk};
+    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) break;
+    size_t len = strnlen(chunk, static_cast<size_t>(n));
+    out.append(chunk, len);
+    if (len < static_cast<size_t>(n)) break;
+  }
+  return out;
+}
+
+std::string tracee_fd_path(pid_t pid, long long fd) {
+  std::error_code ec;
+  if (fd == AT_FDCWD) return fs::read_symlink("/proc/" + std::to_string(pid) + "/cwd", ec).string();
+  return fs::read_symlink("/proc/" + std::to_string(pid) + "/fd/" + std::to_string(fd), ec).string();
+}
+
+std::optional<FileEvent> file_event(pid_t pid, const user_regs_struct& r) {
+  auto at_path = [&](long long dirfd, unsigned long long address) {
+    std::string p = tracee_string(pid, address);
+    return p.empty() || p[0] == '/' ? p : tracee_fd_path(pid, dirfd) + "/" + p;
+  };
+  switch (r.orig_rax) {
+    case SYS_write: return FileEvent{"write", tracee_fd_path(pid, static_cast<long long>(r.rdi))};
+    case SYS_pwrite64: return FileEvent{"pwrite", tracee_fd_path(pid, static_cast<long long>(r.rdi))};
+    case SYS_fsync: return FileEvent{"fsync", tracee_fd_path(pid, static_cast<long long>(r.rdi))};
+    case SYS_fdatasync: return FileEvent{"fdatasync", tracee_fd_path(pid, static_cast<long long>(r.rdi))};
+    case SYS_ftruncate: return FileEvent{"ftruncate", tracee_fd_path(pid, static_cast<long long>(r.rdi))};
+    case SYS_mkdir: return FileEvent{"mkdir", at_path(AT_FDCWD, r.rdi)};
+    case SYS_mkdirat: return FileEvent{"mkdir", at_path(static_cast<int>(r.rdi), r.rsi)};
+    case SYS_rename: return FileEvent{"rename", at_path(AT_FDCWD, r.rdi) + " -> " + at_path(AT_FDCWD, r.rsi)};
+    case SYS_renameat:
+    case SYS_renameat2:
+      return FileEvent{r.orig_rax == SYS_renameat2 && (r.r8 & RENAME_EXCHANGE) ? "exchange" : "rename",
+                       at_path(static_cast<int>(r.rdi), r.rsi) + " -> " + at_path(static_cast<int>(r.rdx), r.r10)};
+    case SYS_unlink: return FileEvent{"unlink", at_path(AT_FDCWD, r.rdi)};
+    case SYS_rmdir: return FileEvent{"rmdir", at_path(AT_FDCWD, r.rdi)};
+    case SYS_unlinkat: return FileEvent{"unlink", at_path(static_cast<int>(r.rdi), r.rsi)};
+    case SYS_openat:
+      if (r.rdx & O_CREAT) return FileEvent{"create", at_path(static_cast<int>(r.rdi), r.rsi)};
+      return std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+// Runs archdb with `args` under ptrace. At each file operation of its main process under `root`, asks
+// `kill_before(index, event)`: true kills it there, before the operation happens. Returns the wait status.
+int traced_archdb(const std::vector<std::string>& args, const fs::path& root,
+                  const std::function<bool(size_t, const FileEvent&)>& kill_before) {
+  std::vector<std::string> argv_s = {ARCHDB_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int null = ::open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    ptrace(PTRACE_TRACEME, 0, nullptr, nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);  // stopped at its exec
+  ptrace(PTRACE_SETOPTIONS, pid, nullptr,
+         reinterpret_cast<void*>(PTRACE_O_TRACESYSGOOD | PTRACE_O_EXITKILL | PTRACE_O_TRACEEXEC));
+  const std::string prefix = root.string() + "/";
+  size_t index = 0;
+  bool entering = true;
+  int deliver = 0;
+  for (;;) {
+    ptrace(PTRACE_SYSCALL, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(deliver)));
+    deliver = 0;
+    if (waitpid(pid, &status, 0) < 0 || WIFEXITED(status) || WIFSIGNALED(status)) return status;
+    if (!WIFSTOPPED(status)) continue;
+    int sig = WSTOPSIG(status);
+    if (sig == (SIGTRAP | 0x80)) {
+      if (entering) {
+        user_regs_struct regs;
+        ptrace(PTRACE_GETREGS, pid, nullptr, &regs);
+        auto e = file_event(pid, regs);
+        if (e && e->path.find(prefix) != std::string::npos && kill_before(index++, *e)) {
+          ::kill(pid, SIGKILL);
+          waitpid(pid, &status, 0);
+          return status;
+        }
+      }
+      entering = !entering;
+    } else if (sig == SIGTRAP && (status >> 16) == PTRACE_EVENT_EXEC) {
+      entering = false;  // the exec's own exit stop comes next
+    } else if (sig != SIGTRAP) {
+      deliver = sig;  // the workers' SIGCHLD, the probe's alarms: theirs, not ours
+    }
+  }
+}
+#endif
+
+TEST(Cli, KillDuringRegenLeavesTheOldColumnOrTheNewOneWhole) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the kill points are found with ptrace, written for x86-64";
+#else
+  // The committed column is measured from catalog A; each attempt regenerates it from catalog B (one key
+  // more) and is killed at another moment: while measuring, and before each file operation of the
+  // regeneration from the transaction that stores the new column to the end (the folder swap included).
+  Workspace seed;
+  test::write(seed.dir / "b.txt", std::string(kSmallCatalog) + "fmuladd.f32 llvm.fmuladd[float]\n");
+  ASSERT_EQ(run_archdb(seed.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  const fs::path tmpl = seed.dir / "template";
+  copy_tree(seed.dir / "data", tmpl / "data");
+  fs::copy_file(seed.dir / "db.sqlite", tmpl / "db.sqlite");
+  ASSERT_FALSE(fs::exists(seed.dir / "db.sqlite-wal")) << "the seeding run left its log";
+
+  auto globals = [&](const fs::path& at) {
+    return std::vector<std::string>{"--db", (at / "db.sqlite").string(), "--data", (at / "data").string(), "--catalog",
+                                    (seed.dir / "b.txt").string(), "--targets-file", (seed.dir / "targets.txt").string()};
+  };
+  auto regen_b = [&](const fs::path& at) {
+    auto a = globals(at);
+    for (const auto& w : {std::string("regen"), std::string("--flavor"), flavor()}) a.push_back(w);
+    return a;
+  };
+  auto state_of = [&](const fs::path& at) {
+    return ColumnState{column_files(at / "data" / flavor()), dump_cells(at / "db.sqlite")};
+  };
+  const ColumnState old_state = state_of(tmpl);
+
+  // A whole run, traced: its file operations in order. The window starts with the first write to the
+  // database's log after the run row was committed (the one transaction that stores the column and
+  // closes the run) and runs to the end.
+  fs::path reference = seed.dir / "reference";
+  copy_tree(tmpl, reference);
+  std::vector<FileEvent> events;
+  std::vector<std::chrono::steady_clock::time_point> times;
+  int ref_status = traced_archdb(regen_b(reference), reference, [&](size_t, const FileEvent& e) {
+    events.push_back(e);
+    times.push_back(std::chrono::steady_clock::now());
+    return false;
+  });
+  ASSERT_TRUE(WIFEXITED(ref_status) && WEXITSTATUS(ref_status) == 0);
+  const ColumnState new_state = state_of(reference);
+  ASSERT_NE(old_state.files, new_state.files);
+  ASSERT_NE(old_state.cells, new_state.cells);
+  const std::string staged = "/." + flavor() + ".staged-";
+  size_t staging = 0;
+  while (staging < events.size() && events[staging].path.find(staged) == std::string::npos) ++staging;
+  ASSERT_LT(staging, events.size()) << "the run staged no folder";
+  // Measuring writes no file: the longest pause before the staging is the measuring, and what follows
+  // it begins with the commit.
+  size_t commit = 1;
+  for (size_t i = 1; i <= staging; ++i)
+    if (times[i] - times[i - 1] > times[commit] - times[commit - 1]) commit = i;
+  ASSERT_NE(events[commit].path.find("db.sqlite"), std::string::npos) << "the commit is no database write";
+  ASSERT_LT(commit, staging);
+
+  std::vector<size_t> kill_points;  // kMeasuring is SIZE_MAX
+  kill_points.push_back(SIZE_MAX);
+  for (size_t i = commit; i < events.size(); ++i) kill_points.push_back(i);
+  int before_commit_done = 0, between = 0, after_swap = 0;
+  for (size_t n = 0; n < kill_points.size(); ++n) {
+    const size_t point = kill_points[n];
+    std::string where = point == SIZE_MAX ? "while measuring"
+                                          : "before " + events[point].call + " " + events[point].path.substr(seed.dir.path().string().size());
+    SCOPED_TRACE("attempt " + std::to_string(n) + ": " + where);
+    fs::path dir = seed.dir / ("attempt" + std::to_string(n));
+    copy_tree(tmpl, dir);
+    int status = 0;
+    pid_t pid = 0;
+    if (point == SIZE_MAX) {
+      // Killed once the run is recorded: the probe is measuring.
+      pid = spawn_archdb(regen_b(dir));
+      ASSERT_GT(pid, 0);
+      Peek peek(dir / "db.sqlite");
+      for (int i = 0; i < 30000 && peek.outcome_of(pid) != "running" && waitpid(pid, &status, WNOHANG) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      ::kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    } else {
+      // The same operations happen in the same order in every run on the same files (the log's frames
+      // are written anew): kill before the point-th. The paths name this attempt's folder.
+      status = traced_archdb(regen_b(dir), dir, [&](size_t i, const FileEvent&) { return i == point; });
+    }
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the run ended before it was killed";
+
+    // Right after the kill: the database is whole, and each of it and data/ holds one column whole.
+    {
+      Peek peek(dir / "db.sqlite");
+      EXPECT_EQ(peek.one("PRAGMA integrity_check"), "ok");
+    }
+    ColumnState after = state_of(dir);
+    bool db_new = after.cells == new_state.cells, files_new = after.files == new_state.files;
+    EXPECT_TRUE(db_new || after.cells == old_state.cells) << "the database holds half a column";
+    EXPECT_TRUE(files_new || after.files == old_state.files) << "data/ holds half a column:\n" << after.files;
+    EXPECT_FALSE(files_new && !db_new) << "the files were replaced before the database committed";
+    if (point == SIZE_MAX) {
+      EXPECT_FALSE(db_new) << "killed while measuring, yet the new column is stored";
+    }
+    (!db_new ? before_commit_done : !files_new ? between : after_swap)++;
+
+    // The next command recovers: the database follows data/, no staging folder is left, and a run killed
+    // before its commit is recorded as interrupted.
+    auto runs_args = globals(dir);
+    runs_args.push_back("runs");
+    auto runs = run_archdb(runs_args);
+    ASSERT_EQ(runs.exit_code, 0) << runs.err;
+    ColumnState recovered = state_of(dir);
+    EXPECT_TRUE(recovered == (files_new ? new_state : old_state)) << "the database does not follow data/";
+    for (auto& e : fs::directory_iterator(dir / "data"))
+      EXPECT_EQ(e.path().filename(), flavor()) << "left behind: " << e.path();
+    Peek peek(dir / "db.sqlite");
+    EXPECT_EQ(peek.one("SELECT count(*) FROM run WHERE outcome = 'running'"), "0");
+    EXPECT_EQ(peek.one("SELECT outcome FROM run ORDER BY id DESC LIMIT 1"), db_new ? "ok" : "interrupted");
+    fs::remove_all(dir);
+  }
+  // Each of the three outcomes was met: killed before the commit, between the commit and the swap, after it.
+  EXPECT_GE(before_commit_done, 2);
+  EXPECT_GE(between, 3);
+  EXPECT_GE(after_swap, 1);
+  std::printf("%zu kill points: %d before the commit was whole, %d between it and the swap, %d after the swap\n",
+              kill_points.size(), before_commit_done, between, after_swap);
+  if (HasFailure())
+    for (size_t i = 0; i < events.size(); ++i)
+      std::printf("%3zu %s %s %s\n", i, i == commit ? "commit>" : "       ", events[i].call.c_str(), events[i].path.c_str());
+#endif
 }
 
 }  // namespace

@@ -105,7 +105,7 @@ TEST(Rocke, MalformedAndMislabelledFilesAreRefused) {
   EXPECT_NE(error_of("{oops").find("peer.json: invalid JSON"), std::string::npos);
   EXPECT_NE(error_of(with("rocke.intrinsic_arch_domain/v1", "other/v9")).find("schema is 'other/v9'"), std::string::npos);
   EXPECT_NE(error_of(with("\"verified_on\": \"llvm22\", \"evidence\"", "\"verified_on\": \"llvm23\", \"evidence\""))
-                .find("verified on 'llvm23' but the file is labelled llvm22 (mislabelled)"),
+                .find("keys.a.b.gfx942.verified_on: 'llvm23' but the file is labelled llvm22 (mislabelled)"),
             std::string::npos);
   EXPECT_NE(error_of(with("\"arch_absent\"", "\"maybe\"")).find("unknown status 'maybe'"), std::string::npos);
   EXPECT_NE(error_of(with("\"gfx942\": {\"status\"", "\"gfx950\": {\"status\"")).find("arch not in toolchain.arches"),
@@ -113,6 +113,14 @@ TEST(Rocke, MalformedAndMislabelledFilesAreRefused) {
   EXPECT_NE(error_of(with("[\"gfx90a\", \"gfx942\"]", "[\"gfx90a\", \"gfx942\", \"gfx950\"]"))
                 .find("lacks cells for some of toolchain.arches"),
             std::string::npos);
+}
+
+TEST(Rocke, TheLlvmMajorOfACompilersVersionString) {
+  EXPECT_EQ(clang_major("AMD clang version 22.0.0git (https://github.com/RadeonOpenCompute/llvm-project roc-7.2.4)"), 22);
+  EXPECT_EQ(clang_major("Debian LLVM version 22.1.8; Optimized build (22.1.8, 1:22.1.8-1~deb12u1)"), 22);
+  EXPECT_EQ(clang_major("Ubuntu clang version 19.1.1 (1ubuntu1)"), 19);
+  EXPECT_EQ(clang_major("a compiler of our own"), std::nullopt);
+  EXPECT_EQ(clang_major("clang version x"), std::nullopt);
 }
 
 TEST(Rocke, ExportThenImportRoundTrips) {

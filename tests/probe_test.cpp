@@ -172,6 +172,56 @@ TEST(Probe, StrictIsolationMeasuresTheSameColumn) {
   EXPECT_GT(isolated.result.stats.worker_deaths, recovered.result.stats.worker_deaths);
 }
 
+TEST(Probe, AssemblerRejectionIsRecordedAsMcCheckAndTheObjectDecides) {
+  // LLVM 22 selects the gfx950 conversion for older CDNA processors, whose MC assembler refuses it.
+  auto p = probe("cvt.scalef32.pk.f32.bf8 llvm.amdgcn.cvt.scalef32.pk.f32.bf8\n", {"gfx90a", "gfx950"});
+  EXPECT_TRUE(p.result.probe_errors.empty());
+  const Cell& rejected = p.at("cvt.scalef32.pk.f32.bf8", "gfx90a");
+  EXPECT_EQ(rejected.status, Status::kOk) << cell_to_json(rejected).dump();
+  EXPECT_TRUE(contains(rejected.lowered_to, "v_cvt_scalef32_pk_f32_bf8")) << cell_to_json(rejected).dump();
+  EXPECT_NE(rejected.mc_check.find("MC assembler rejects it: instruction not supported on this GPU"), std::string::npos)
+      << cell_to_json(rejected).dump();
+  const Cell& native = p.at("cvt.scalef32.pk.f32.bf8", "gfx950");
+  EXPECT_EQ(native.status, Status::kOk);
+  EXPECT_EQ(native.mc_check, "") << "the processor that has the instruction assembles it";
+}
+
+TEST(Probe, CallThatBecameNoInstructionSaysSoInItsNote) {
+  auto p = probe("iglp.opt llvm.amdgcn.iglp.opt\nfmuladd.f32 llvm.fmuladd[float]\n", {"gfx90a", "gfx1100"});
+  for (const char* target : {"gfx90a", "gfx1100"}) {
+    const Cell& c = p.at("iglp.opt", target);
+    EXPECT_EQ(c.status, Status::kOk) << target;
+    EXPECT_TRUE(c.lowered_to.empty()) << cell_to_json(c).dump();
+    EXPECT_EQ(c.note, "the call became no instruction") << target;
+  }
+  const Cell& real = p.at("fmuladd.f32", "gfx90a");
+  EXPECT_FALSE(real.lowered_to.empty());
+  EXPECT_EQ(real.note, "");
+}
+
+TEST(Probe, ErrorThroughTheDiagnosticHandlerIsArchAbsent) {
+  // RDNA2 has no tanh instruction and the probe links no library: LLVM reports "no libcall available"
+  // through the context's diagnostic handler, not as a fatal error.
+  auto p = probe("tanh.f32 llvm.tanh[float]\n", {"gfx1030"});
+  EXPECT_TRUE(p.result.probe_errors.empty());
+  const Cell& c = p.at("tanh.f32", "gfx1030");
+  EXPECT_EQ(c.status, Status::kArchAbsent) << cell_to_json(c).dump();
+  EXPECT_EQ(c.evidence, "error: no libcall available for ftanh");
+  EXPECT_EQ(p.result.stats.worker_deaths, 0) << "a diagnostic ends no worker";
+}
+
+TEST(Probe, DeclarationTheProbeCannotPoseIsProbeErrorAndListed) {
+  // A variadic declaration parses and names an intrinsic, but no probe kernel can call it with real values.
+  auto p = probe("fmuladd.f32 llvm.fmuladd[float]\n"
+                 "variadic.decl declare float @llvm.fmuladd.f32(float, ...)\n",
+                 {"gfx90a", "gfx1201"});
+  ASSERT_EQ(p.result.probe_errors.size(), 2u);
+  EXPECT_NE(p.result.probe_errors[0].find("variadic.decl/gfx90a: variadic declaration"), std::string::npos)
+      << p.result.probe_errors[0];
+  EXPECT_EQ(p.at("variadic.decl", "gfx1201").status, Status::kProbeError);
+  EXPECT_EQ(p.at("fmuladd.f32", "gfx90a").status, Status::kOk);
+}
+
 TEST(AsmText, MnemonicsAndTheirDifferenceAgainstABaseline) {
   std::string text =
       "\t.text\n\t.globl\tk\nk:                ; @k\n; %bb.0:\n\ts_load_dwordx2 s[0:1], s[4:5], 0x0\n"

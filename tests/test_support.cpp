@@ -44,10 +44,15 @@ void write(const fs::path& p, const std::string& text) {
 }
 
 RunResult run_archdb(const std::vector<std::string>& args) {
-  TempDir io;
-  fs::path out = io / "out", err = io / "err";
   std::vector<std::string> argv_s = {ARCHDB_BINARY};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
+  return run_command(argv_s);
+}
+
+RunResult run_command(const std::vector<std::string>& command) {
+  TempDir io;
+  fs::path out = io / "out", err = io / "err";
+  std::vector<std::string> argv_s = command;
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);

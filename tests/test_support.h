@@ -28,6 +28,8 @@ struct RunResult {
 
 // Runs build/archdb with `args`, waits, captures both streams.
 RunResult run_archdb(const std::vector<std::string>& args);
+// Runs argv[0] (a path) with its arguments, waits, captures both streams.
+RunResult run_command(const std::vector<std::string>& argv);
 
 std::filesystem::path source_dir();
 std::string read(const std::filesystem::path& p);

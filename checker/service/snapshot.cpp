@@ -10,6 +10,7 @@
 #include <set>
 
 #include "db/history.h"
+#include "db/sqlite.h"
 #include "support/clock.h"
 #include "support/error.h"
 #include "support/files.h"
@@ -17,32 +18,6 @@
 namespace archdb::service {
 
 namespace {
-
-void exec(sqlite3* db, const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : sqlite3_errmsg(db);
-    sqlite3_free(err);
-    throw internal_error(std::string("database: ") + sql + ": " + msg);
-  }
-}
-
-// A deferred read transaction: every SELECT inside it sees the database as of its first read.
-class ReadTransaction {
- public:
-  explicit ReadTransaction(sqlite3* db) : db_(db) { exec(db_, "BEGIN"); }
-  ~ReadTransaction() {
-    if (open_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  void end() {
-    exec(db_, "COMMIT");
-    open_ = false;
-  }
-
- private:
-  sqlite3* db_;
-  bool open_ = true;
-};
 
 void fingerprint_cell(std::string& out, const Cell& c) {
   out += c.key;
@@ -102,7 +77,7 @@ std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema
   snap->loaded_at = utc_now();
   std::string fingerprint;
 
-  ReadTransaction tx(store.handle());
+  Transaction tx(store.handle(), "BEGIN");  // every SELECT below sees the database as of its first read
   std::vector<FlavorRow> rows = store.flavors();
   std::map<int64_t, RunRow> runs;
   bool any_run = std::any_of(rows.begin(), rows.end(), [](const FlavorRow& r) { return r.run_id.has_value(); });
@@ -136,7 +111,7 @@ std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema
     fd->row = std::move(row);
     snap->flavors.push_back(std::move(fd));
   }
-  tx.end();
+  tx.commit();
   snap->etag = "W/\"" + digest_hex(fingerprint) + "\"";
   return snap;
 }
@@ -152,13 +127,8 @@ SnapshotSource::SnapshotSource(std::unique_ptr<Store> store, std::shared_ptr<con
 SnapshotSource::~SnapshotSource() { stop(); }
 
 int64_t SnapshotSource::data_version() {
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(store_->handle(), "PRAGMA data_version", -1, &stmt, nullptr) != SQLITE_OK)
-    throw internal_error(std::string("database: ") + sqlite3_errmsg(store_->handle()));
-  int64_t v = -1;
-  if (sqlite3_step(stmt) == SQLITE_ROW) v = sqlite3_column_int64(stmt, 0);
-  sqlite3_finalize(stmt);
-  return v;
+  Stmt version(store_->handle(), "PRAGMA data_version");
+  return version.step() ? version.integer(0) : -1;
 }
 
 std::shared_ptr<const Snapshot> SnapshotSource::current() const {
