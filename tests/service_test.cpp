@@ -1,7 +1,9 @@
 // tests/service_test.cpp — `archdb serve` end to end: the real binary on a free port of 127.0.0.1, against a
 // fresh database made from data/, spoken to with cpp-httplib's client and with raw sockets. The JSON API,
-// its errors (each followed by a request that must still be served), slow clients, path traversal, a column
-// rewritten while clients read, SIGTERM in the middle of a request, and bad databases at start-up.
+// its errors (each followed by a request that must still be served), hostile framing (oversized and chunked
+// bodies, bad Content-Length, huge headers, unknown methods), slow clients (many more than workers), path
+// traversal, a column and a census rewritten while clients read, SIGTERM in the middle of a request, and bad
+// databases at start-up.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -14,12 +16,15 @@
 
 #include <httplib.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
 
+#include "db/census.h"
 #include "db/store.h"
 #include "test_support.h"
 
@@ -162,6 +167,8 @@ void expect_error(const httplib::Result& r, int status, const std::string& messa
   ASSERT_FALSE(j.is_discarded()) << r->body;
   EXPECT_EQ(j["status"], status);
   EXPECT_NE(j["message"].get<std::string>().find(message_part), std::string::npos) << j["message"];
+  // No path of this machine in a response.
+  EXPECT_EQ(r->body.find(test::source_dir().string()), std::string::npos) << r->body;
 }
 
 // The server still answers.
@@ -366,7 +373,13 @@ TEST_F(Service, CheckKeysIntrinsicsAndIr) {
   expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", kKey}}), 400, "array of strings");
   expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}}), 400, "exactly one of");
   expect_error(post({{"flavor", "llvm22"}, {"target", "gfx9000"}, {"keys", {kKey}}}), 400, "unknown target 'gfx9000'");
-  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {"no.such.key"}}}), 400, "unknown key");
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {"no.such.key"}}}), 400,
+               "unknown key 'no.such.key' (not in the catalog)");
+  {
+    auto r = post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {"x"}}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(body_of(r)["message"].get<std::string>().find('/'), std::string::npos) << r->body;
+  }
   expect_error(post({{"flavor", "clang22"}, {"target", "gfx90a"}, {"keys", {kKey}}}), 400, "unknown flavor");
   expect_error(c.Post("/v1/check", "<xml/>", "application/xml"), 415, "not accepted");
   expect_error(c.Get("/v1/check"), 405, "use POST");
@@ -562,6 +575,136 @@ TEST(ServiceConcurrency, ReadersSeeAWholeColumnWhileItIsRewritten) {
   EXPECT_GT(seen_a, 0);
   EXPECT_GT(seen_b, 0) << "the server never showed the rewritten column";
   EXPECT_EQ(server.stop(), 0) << server.err();
+}
+
+// POST /v1/check answers intrinsics outside the catalog from the census, held in the snapshot: while the
+// census is rewritten in a loop, every response shows the old census or the new one, never a mix, and the
+// service follows the rewrites.
+TEST(ServiceCensus, CensusAnswersComeFromTheSnapshotAndFollowItsSwaps) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  auto writer = Store::open(db);
+  std::optional<Census> original = load_census(*writer, "llvm22");
+  ASSERT_TRUE(original) << "the committed data/ has no llvm22 census";
+  // Instantiations on gfx90a that no catalog key of the column stands for: only the census answers them.
+  std::set<std::string> measured;
+  for (const Cell& c : writer->cells("llvm22")) measured.insert(c.intrinsic);
+  std::vector<std::string> names;
+  for (const Cell& c : original->cells)
+    if (c.target == "gfx90a" && !measured.count(c.key) && names.size() < 40) names.push_back(c.key);
+  ASSERT_EQ(names.size(), 40u);
+  ServerProcess server(db);
+  auto c = server.client();
+  auto check = [&] {
+    json request = {{"flavor", "llvm22"}, {"target", "gfx90a"}, {"intrinsics", names}};
+    auto r = c.Post("/v1/check", request.dump(), "application/json");
+    if (!r || r->status != 200) throw std::runtime_error(r ? r->body : httplib::to_string(r.error()));
+    return json::parse(r->body)["results"][0]["items"];
+  };
+  json items = check();
+  ASSERT_EQ(items.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(items[i]["source"], "census") << items[i].dump();
+    EXPECT_EQ(items[i]["status"], std::string(status_name(original->find(names[i], "gfx90a")->status))) << names[i];
+  }
+
+  // Two versions of the census: every cell ok, or every cell arch_absent.
+  Census a = *original, b = *original;
+  for (Cell& x : a.cells) {
+    x.status = Status::kOk;
+    x.evidence.clear();
+    x.lowered_to = {"v_census_a"};
+  }
+  for (Cell& y : b.cells) {
+    y.status = Status::kArchAbsent;
+    y.evidence = "census B";
+    y.lowered_to.clear();
+    y.imm.reset();
+    y.mc_check.clear();
+    y.note.clear();
+  }
+  a.recount();
+  b.recount();
+  store_census(*writer, a, "census-a");
+  auto until = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < until && check()[0]["status"] != "ok") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(check()[0]["status"], "ok") << "the service did not follow the census's rewrite";
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> writes{0};
+  std::thread rewriter([&] {
+    for (int i = 0; !stop && i < 200; ++i) {
+      store_census(*writer, i % 2 ? a : b, i % 2 ? "census-a" : "census-b");
+      ++writes;
+    }
+  });
+  std::atomic<int> seen_a{0}, seen_b{0}, mixed{0}, failed{0};
+  auto reader = [&] {
+    auto rc = server.client();
+    auto end = Clock::now() + std::chrono::seconds(4);
+    json request = {{"flavor", "llvm22"}, {"target", "gfx90a"}, {"intrinsics", names}};
+    while (Clock::now() < end) {
+      auto r = rc.Post("/v1/check", request.dump(), "application/json");
+      if (!r || r->status != 200) {
+        if (++failed < 3) ADD_FAILURE() << (r ? r->body : httplib::to_string(r.error()));
+        continue;
+      }
+      std::set<std::string> statuses;
+      json answer = json::parse(r->body);
+      for (const auto& item : answer["results"][0]["items"]) statuses.insert(item["status"].get<std::string>());
+      if (statuses == std::set<std::string>{"ok"}) ++seen_a;
+      else if (statuses == std::set<std::string>{"arch_absent"}) ++seen_b;
+      else if (++mixed < 3) ADD_FAILURE() << r->body.substr(0, 3000);
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  r1.join();
+  r2.join();
+  stop = true;
+  rewriter.join();
+  std::printf("[          ] %d census writes; checks saw census A %d times and B %d times, mixed %d times\n",
+              writes.load(), seen_a.load(), seen_b.load(), mixed.load());
+  EXPECT_EQ(mixed, 0) << "a check mixed two versions of the census";
+  EXPECT_EQ(failed, 0);
+  EXPECT_GT(seen_a, 0);
+  EXPECT_GT(seen_b, 0) << "the service never showed the rewritten census";
+  EXPECT_EQ(server.stop(), 0) << server.err();
+}
+
+// A database the service cannot read again (here a census cell that is not a cell): it keeps serving the last
+// whole snapshot and says why in /v1/status, naming the database by its file name only.
+TEST(ServiceCensus, AnUnreadableReloadKeepsTheLastSnapshot) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db);
+  auto c = server.client();
+  json before = body_of(c.Get("/v1/status"));
+  {
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    sqlite3_busy_timeout(handle, 10000);
+    const char* tamper =
+        "UPDATE census SET source_digest = 'tampered' WHERE flavor = 'llvm22';"
+        "UPDATE census_group SET detail = '{\"evidence\": 5}' WHERE flavor = 'llvm22' AND status = 'arch_absent' AND "
+        "key = (SELECT key FROM census_group WHERE flavor = 'llvm22' AND status = 'arch_absent' LIMIT 1);";
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(handle, tamper, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(handle);
+  }
+  json status;
+  auto until = Clock::now() + std::chrono::seconds(10);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    status = body_of(c.Get("/v1/status"));
+  } while (status["reload_error"].is_null() && Clock::now() < until);
+  ASSERT_TRUE(status["reload_error"].is_string()) << status.dump();
+  std::string why = status["reload_error"];
+  EXPECT_NE(why.find("db.sqlite: census of llvm22"), std::string::npos) << why;
+  EXPECT_EQ(why.find(dir.path().string()), std::string::npos) << why;
+  EXPECT_EQ(status["generation"], before["generation"]);
+  EXPECT_NE(server.err().find(dir.path().string()), std::string::npos) << "stderr names the file in full";
+  expect_serving(server);
 }
 
 TEST(ServiceLifecycle, SigtermFinishesTheRequestInFlightAndExitsZero) {
