@@ -153,6 +153,39 @@ class RawConnection {
   int fd_ = -1;
 };
 
+// Sends `request` from a second thread while this one reads the answer (a large request to a server that
+// stops reading must not block the reader); the answer as read within `timeout`.
+std::string exchange(int port, const std::string& request, std::chrono::milliseconds timeout, bool* closed = nullptr) {
+  RawConnection raw(port);
+  std::thread sender([&] { raw.send(request); });
+  std::string response = raw.read_all(timeout, closed);
+  sender.join();
+  return response;
+}
+
+// A response that ends its connection says so once, and does not also offer to keep it alive.
+void expect_closing_headers(const std::string& response) {
+  std::string head = response.substr(0, response.find("\r\n\r\n"));
+  size_t connection = 0;
+  for (size_t at = 0; (at = head.find("\r\nConnection:", at)) != std::string::npos; ++at) ++connection;
+  EXPECT_EQ(connection, 1u) << head;
+  EXPECT_NE(head.find("\r\nConnection: close"), std::string::npos) << head;
+  EXPECT_EQ(head.find("Keep-Alive"), std::string::npos) << head;
+}
+
+// A chunked body of `size` bytes in 64 KiB chunks; without its last chunk if `finish` is false.
+std::string chunked(const std::string& body, bool finish = true) {
+  std::string out;
+  for (size_t at = 0; at < body.size(); at += 65536) {
+    std::string part = body.substr(at, 65536);
+    char size[32];
+    std::snprintf(size, sizeof size, "%zx\r\n", part.size());
+    out += size + part + "\r\n";
+  }
+  if (finish) out += "0\r\n\r\n";
+  return out;
+}
+
 json body_of(const httplib::Result& r) {
   if (!r) throw std::runtime_error("no response: " + httplib::to_string(r.error()));
   return json::parse(r->body);
@@ -410,14 +443,15 @@ TEST_F(Service, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
   expect_error(c.Get("/index.html.bak"), 404, "no such file");
 
   // Malformed HTTP, a URI over the limit: JSON too, and the connection ends.
-  for (std::string request : {"BREW /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", "GET /v1/status\r\nHost: x\r\n\r\n",
-                              "GET /v1/status HTTP/7.0\r\nHost: x\r\n\r\n"}) {
+  for (std::string request : {"GET /v1/status\r\nHost: x\r\n\r\n", "GET /v1/status HTTP/7.0\r\nHost: x\r\n\r\n",
+                              "GET /v1/status HTTP/1.1\nHost: x\n\n"}) {
     RawConnection raw(server_->port());
     raw.send(request);
     bool closed = false;
     std::string response = raw.read_all(std::chrono::seconds(5), &closed);
     EXPECT_EQ(response.rfind("HTTP/1.1 400", 0), 0u) << response;
-    EXPECT_NE(response.find("\"message\":\"malformed HTTP request\""), std::string::npos) << response;
+    EXPECT_NE(response.find("\"message\":\"malformed HTTP request"), std::string::npos) << response;
+    expect_closing_headers(response);
     EXPECT_TRUE(closed);
   }
   {
@@ -441,6 +475,11 @@ TEST_F(Service, TheStaticPageIsServed) {
   ASSERT_TRUE(js);
   EXPECT_EQ(js->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
   EXPECT_EQ(c.Get("/style.css")->status, 200);
+  // A query string on a page file is ignored (cache busting, as browsers and caches expect): the same file.
+  auto busted = c.Get("/app.js?v=20261203");
+  ASSERT_TRUE(busted);
+  EXPECT_EQ(busted->status, 200);
+  EXPECT_EQ(busted->body, js->body);
   // Conditional requests: an unchanged resource is 304, for the page and for the API.
   for (const char* path : {"/app.js", "/v1/flavors"}) {
     auto first = c.Get(path);
@@ -480,6 +519,7 @@ TEST_F(Service, SlowClientsAreCutOffWhileOthersAreServed) {
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(9));
   EXPECT_EQ(response.rfind("HTTP/1.1 408", 0), 0u) << response;
   EXPECT_NE(response.find("\"message\""), std::string::npos) << response;
+  expect_closing_headers(response);
   EXPECT_TRUE(closed);
   // The trickler never finishes within the 10 s a whole request may take: 408 and closed.
   response = trickle.read_all(std::chrono::seconds(8), &closed);
@@ -489,6 +529,143 @@ TEST_F(Service, SlowClientsAreCutOffWhileOthersAreServed) {
   EXPECT_TRUE(closed);
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(13));
   expect_serving(*server_);
+}
+
+TEST_F(Service, ChunkedBodiesAreHeldToTheBodyLimit) {
+  const std::string head = "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                           "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+  // Within the limit, a chunked body is a body like another.
+  std::string small = R"({"flavor": "llvm22", "target": "gfx1201", "keys": ["mfma.f32.4x4x4bf16.1k"]})";
+  std::string ok = exchange(server_->port(), head + chunked(small), std::chrono::seconds(5));
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok.substr(0, 300);
+  EXPECT_NE(ok.find("\"verdict\":\"refused\""), std::string::npos);
+
+  // 2.8 MiB (a JSON string longer than the limit): 413, not parsed.
+  std::string big = R"({"flavor": "llvm22", "target": "gfx90a", "keys": ["mfma.f32.4x4x4bf16.1k"], "subject": ")" +
+                    std::string(2936013, 'x') + "\"}";
+  bool closed = false;
+  std::string refused = exchange(server_->port(), head + chunked(big), std::chrono::seconds(5), &closed);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 413", 0), 0u) << refused.substr(0, 300);
+  EXPECT_NE(refused.find("the limit is 2097152 bytes"), std::string::npos) << refused.substr(0, 300);
+  expect_closing_headers(refused);
+  EXPECT_TRUE(closed);
+
+  // Refused as soon as the limit is passed: the body need not end (nor the read timeout pass) first.
+  std::string unfinished = head + chunked(std::string((2u << 20) + 100000, 'y'), /*finish=*/false);
+  auto start = Clock::now();
+  refused = exchange(server_->port(), unfinished, std::chrono::seconds(3), &closed);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 413", 0), 0u) << refused.substr(0, 300);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  expect_serving(*server_);
+}
+
+TEST_F(Service, FramingAndHeadErrorsAreAnsweredAtOnce) {
+  struct Case {
+    std::string request;
+    int status;
+    std::string message;
+  };
+  const std::string post = "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+  std::string many_headers;
+  for (int i = 0; i < 200; ++i) many_headers += "X-Filler-" + std::to_string(i) + ": " + std::string(1000, 'h') + "\r\n";
+  const std::vector<Case> cases = {
+      {post + "Content-Length: 99999999999\r\n\r\n{", 413, "99999999999 bytes; the limit is 2097152 bytes"},
+      {post + "Content-Length: -5\r\n\r\n{", 400, "invalid Content-Length '-5'"},
+      {post + "Content-Length: 12abc\r\n\r\n{", 400, "invalid Content-Length"},
+      {post + "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400, "Content-Length given more than once"},
+      {post + "Transfer-Encoding: gzip\r\n\r\n", 501, "Transfer-Encoding 'gzip' is not supported"},
+      {post + "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}", 400, "both Content-Length and Transfer-Encoding"},
+      {"GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n", 431,
+       "request header fields too large"},
+      {"GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(200000, 'a') + "\r\n\r\n", 431,
+       "request header fields too large"},
+      {"GET /v1/status HTTP/1.1\r\nHost: x\r\n" + many_headers + "\r\n", 431, "16384 bytes in all"},
+      {"FOO /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", 501, "method 'FOO' is not implemented"},
+      {"BREW /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", 501, "method 'BREW' is not implemented"},
+  };
+  for (const Case& c : cases) {
+    bool closed = false;
+    // Well within the 5 s a silent client is given: these are judged from the head alone.
+    std::string response = exchange(server_->port(), c.request, std::chrono::seconds(2), &closed);
+    std::string line = c.request.substr(0, c.request.find("\r\n"));
+    EXPECT_EQ(response.rfind("HTTP/1.1 " + std::to_string(c.status), 0), 0u) << line << ": " << response.substr(0, 300);
+    EXPECT_NE(response.find(c.message), std::string::npos) << line << ": " << response.substr(0, 300);
+    expect_closing_headers(response);
+    EXPECT_TRUE(closed) << line;
+  }
+  // A method the HTTP parser knows but no endpoint takes: 405, with the methods that apply.
+  RawConnection raw(server_->port());
+  raw.send("TRACE /v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  std::string response = raw.read_all(std::chrono::seconds(2));
+  EXPECT_EQ(response.rfind("HTTP/1.1 405", 0), 0u) << response;
+  EXPECT_NE(response.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << response;
+  // The limits' 413 through a well-behaved client ends its connection the same way.
+  RawConnection big(server_->port());
+  std::thread sender([&] {
+    big.send(post + "Content-Length: " + std::to_string((2u << 20) + 10) + "\r\n\r\n" + std::string((2u << 20) + 10, ' '));
+  });
+  response = big.read_all(std::chrono::seconds(3));
+  sender.join();
+  EXPECT_EQ(response.rfind("HTTP/1.1 413", 0), 0u) << response.substr(0, 300);
+  expect_closing_headers(response);
+  expect_serving(*server_);
+}
+
+// Many more slow clients than workers: each holds a socket in the reception, none a worker, and a normal
+// request is answered at once.
+TEST(ServiceSlowClients, ManyMoreSlowClientsThanWorkersDoNotDelayOthers) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db, {"--threads", "4"});
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  const std::string body = R"({"flavor": "llvm22", "target": "gfx90a", "keys": ["mfma.f32.4x4x4bf16.1k"]})";
+  for (int i = 0; i < 20; ++i) {  // half a head, then silence
+    slow.push_back(std::make_unique<RawConnection>(server.port()));
+    slow.back()->send("GET /v1/flavors HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  }
+  for (int i = 0; i < 20; ++i) {  // a whole head, half the body
+    slow.push_back(std::make_unique<RawConnection>(server.port()));
+    slow.back()->send("POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      "Connection: close\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, body.size() / 2));
+  }
+  std::vector<std::unique_ptr<RawConnection>> tricklers;
+  for (int i = 0; i < 20; ++i) tricklers.push_back(std::make_unique<RawConnection>(server.port()));
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string request = "GET /v1/targets HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: zzzzzzzzzzzzzzzzzzzz\r\n\r\n";
+    for (size_t at = 0; at < request.size() && !done; ++at) {
+      for (auto& t : tricklers) t->send(request.substr(at, 1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // every slow client is in
+  auto c = server.client();
+  std::chrono::steady_clock::duration slowest{};
+  for (int i = 0; i < 10; ++i) {
+    auto start = Clock::now();
+    auto r = c.Get("/v1/status");
+    slowest = std::max(slowest, Clock::now() - start);
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200);
+  }
+  auto start = Clock::now();
+  auto checked = c.Post("/v1/check", body, "application/json");
+  slowest = std::max(slowest, Clock::now() - start);
+  ASSERT_TRUE(checked);
+  EXPECT_EQ(checked->status, 200);
+  EXPECT_LT(slowest, std::chrono::milliseconds(1000)) << "60 slow clients held up a normal request";
+  // The slow ones finish what they started: each is served.
+  for (size_t i = 20; i < 40; ++i) slow[i]->send(body.substr(body.size() / 2));
+  for (size_t i = 20; i < 40; ++i) {
+    std::string response = slow[i]->read_all(std::chrono::seconds(5));
+    EXPECT_EQ(response.rfind("HTTP/1.1 200", 0), 0u) << response.substr(0, 200);
+  }
+  done = true;
+  trickle.join();
+  slow.clear();  // gone: a draining server would otherwise give their requests until the deadline
+  tricklers.clear();
+  EXPECT_EQ(server.stop(), 0) << server.err();
 }
 
 // A column rewritten in a loop by another connection (as `regen` replaces one, in one transaction) while
@@ -751,9 +928,29 @@ TEST(ServiceLifecycle, AMissingOrCorruptDatabaseIsAClearError) {
   EXPECT_NE(corrupt.err.find("corrupt.sqlite"), std::string::npos) << corrupt.err;
   EXPECT_EQ(corrupt.out.find("listening"), std::string::npos);
 
+  // An empty file is no database: refused, and left as it was (SQLite would make it one).
+  test::write(dir / "empty.sqlite", "");
+  auto empty = test::run_archdb({"--db", (dir / "empty.sqlite").string(), "serve", "--port", "0"});
+  EXPECT_EQ(empty.exit_code, 3) << empty.err;
+  EXPECT_NE(empty.err.find("empty.sqlite: an empty file, not an archdb database"), std::string::npos) << empty.err;
+  EXPECT_EQ(empty.out.find("listening"), std::string::npos);
+  EXPECT_EQ(fs::file_size(dir / "empty.sqlite"), 0u);
+
   auto no_web = test::run_archdb({"--db", make_database(dir).string(), "serve", "--port", "0", "--web", dir.path().string()});
   EXPECT_EQ(no_web.exit_code, 2);
   EXPECT_NE(no_web.err.find("has no index.html"), std::string::npos) << no_web.err;
+}
+
+// A database cut short (a disk that filled, a copy interrupted): exit 3 and one line naming the file.
+TEST(ServiceLifecycle, ATruncatedDatabaseIsAClearErrorAtStartUp) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  fs::resize_file(db, fs::file_size(db) / 2);
+  auto r = test::run_archdb({"--db", db.string(), "serve", "--port", "0"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find(db.string()), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.out.find("listening"), std::string::npos);
 }
 
 TEST(ServiceLifecycle, APortInUseIsAClearError) {
@@ -764,6 +961,23 @@ TEST(ServiceLifecycle, APortInUseIsAClearError) {
   EXPECT_EQ(second.exit_code, 2);
   EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos) << second.err;
   expect_serving(first);
+}
+
+TEST(ServiceLifecycle, TheAnswerCacheCanBeTurnedOff) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db, {"--cache-mb", "0"});
+  auto c = server.client();
+  auto first = c.Get(std::string("/v1/cells/llvm22/") + kKey + "/gfx1201");
+  auto again = c.Get(std::string("/v1/cells/llvm22/") + kKey + "/gfx1201");
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(first->status, 200);
+  EXPECT_EQ(body_of(first)["status"], "arch_absent");
+  EXPECT_EQ(again->body, first->body);
+  EXPECT_EQ(again->get_header_value("ETag"), first->get_header_value("ETag"));
+  auto bad = test::run_archdb({"--db", db.string(), "serve", "--port", "0", "--cache-mb", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--cache-mb"), std::string::npos) << bad.err;
 }
 
 TEST(ServiceLifecycle, WebOverridesThePageFolder) {

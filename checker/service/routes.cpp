@@ -310,8 +310,8 @@ void Api::release_compute() const {
 
 Reply Api::handle(const Request& request) const {
   Reply reply;
-  bool cacheable = (request.method == "GET" || request.method == "HEAD") && request.path.rfind("/v1/", 0) == 0 &&
-                   request.path != "/v1/status" && request.path != "/v1/";
+  bool cacheable = limits_.cache_bytes > 0 && (request.method == "GET" || request.method == "HEAD") &&
+                   request.path.rfind("/v1/", 0) == 0 && request.path != "/v1/status" && request.path != "/v1/";
   std::string cache_key, etag;
   bool cached = false;
   if (cacheable) {
@@ -344,14 +344,13 @@ Reply Api::handle(const Request& request) const {
     reply.body = error_body(500, std::string("internal error: ") + e.what());
   }
   if (cacheable && !cached && reply.status == 200 && reply.etag == etag) {
-    constexpr size_t kCacheBytes = 64u << 20;
     std::lock_guard<std::mutex> lock(cache_mutex_);
     if (cache_etag_ != etag) {
       cache_.clear();
       cache_bytes_ = 0;
       cache_etag_ = etag;
     }
-    if (cache_bytes_ + reply.body.size() + cache_key.size() <= kCacheBytes && cache_.emplace(cache_key, reply).second)
+    if (cache_bytes_ + reply.body.size() + cache_key.size() <= limits_.cache_bytes && cache_.emplace(cache_key, reply).second)
       cache_bytes_ += reply.body.size() + cache_key.size();
   }
   if (reply.status == 200 && !reply.etag.empty() && !request.if_none_match.empty() &&
