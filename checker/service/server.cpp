@@ -597,6 +597,7 @@ int serve(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, co
   // Content-Length or Transfer-Encoding has no body (RFC 9112, 6.3), which httplib 0.11 would read until the
   // client closes; TRACE and CONNECT, which httplib parses but routes nowhere, reach the API (405 with Allow).
   server.set_pre_routing_handler([without_body, &limits](const httplib::Request& req, httplib::Response& res) {
+    tl_close = false;  // a new request (with the library's own connections, nothing else resets it)
     Framing framing;
     if (auto bad = bad_framing(req, limits, framing)) {
       set_error(res, bad->first, bad->second);
