@@ -73,18 +73,134 @@ CheckItem no_answer(std::string intrinsic, std::string key, std::string why) {
 
 }  // namespace
 
+namespace {
+
+// A read in the caller's open transaction, or in one of its own (committed at the end of the scope), so
+// what is read together is seen as of one moment: a column or census replaced meanwhile is seen whole.
+class ReadScope {
+ public:
+  explicit ReadScope(const Store& store) : db_(store.handle()), own_(sqlite3_get_autocommit(db_) != 0) {
+    if (own_) sqlite3_exec(db_, "BEGIN", nullptr, nullptr, nullptr);
+  }
+  ~ReadScope() {
+    if (own_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  ReadScope(const ReadScope&) = delete;
+  ReadScope& operator=(const ReadScope&) = delete;
+
+ private:
+  sqlite3* db_;
+  bool own_;
+};
+
+std::string column_text(sqlite3_stmt* q, int i) {
+  const unsigned char* t = sqlite3_column_text(q, i);
+  return t ? std::string(reinterpret_cast<const char*>(t), static_cast<size_t>(sqlite3_column_bytes(q, i))) : "";
+}
+
+}  // namespace
+
+std::optional<Cell> CensusIndex::find(std::string_view name, const std::string& target) const {
+  auto it = by_name.find(name);
+  auto p = std::lower_bound(processors.begin(), processors.end(), target);
+  if (it == by_name.end() || p == processors.end() || *p != target) return std::nullopt;
+  auto t = static_cast<uint16_t>(p - processors.begin());
+  for (const Group& g : it->second)
+    if (std::binary_search(g.targets.begin(), g.targets.end(), t)) {
+      Cell cell = g.cell;
+      cell.key = it->first;
+      cell.target = target;
+      if (cell.intrinsic.empty()) cell.intrinsic = it->first;
+      for (size_t b = 0, e; (e = g.lowered_to.find('\n', b)) != std::string::npos; b = e + 1)
+        cell.lowered_to.push_back(g.lowered_to.substr(b, e - b));
+      return cell;
+    }
+  return std::nullopt;
+}
+
+std::shared_ptr<const CensusIndex> CensusIndex::load(const Store& store, const std::string& flavor,
+                                                     std::shared_ptr<const CensusIndex> previous) {
+  // The rows of census and census_group (schema/migrations/0002_census.sql), read as db/census.cpp reads
+  // them, but in the caller's transaction: a snapshot reads its columns and their census as of one moment.
+  ReadScope scope(store);
+  sqlite3* db = store.handle();
+  auto fail = [&](const std::string& what) {
+    return input_error(store.path().string() + ": census of " + flavor + ": " + what);
+  };
+  struct Query {
+    sqlite3_stmt* q = nullptr;
+    ~Query() { sqlite3_finalize(q); }
+  };
+  Query head, rows;
+  if (sqlite3_prepare_v2(db, "SELECT source_digest FROM census WHERE flavor = ?1", -1, &head.q, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1", -1, &rows.q,
+                         nullptr) != SQLITE_OK)
+    throw fail(sqlite3_errmsg(db));
+  auto index = std::make_shared<CensusIndex>();
+  index->flavor = flavor;
+  sqlite3_bind_text(head.q, 1, flavor.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(head.q) != SQLITE_ROW) return index;  // no census
+  index->source_digest = column_text(head.q, 0);
+  if (previous && previous->flavor == flavor && !previous->source_digest.empty() &&
+      previous->source_digest == index->source_digest)
+    return previous;
+
+  // Processors by name while reading; as indices into the sorted list afterwards.
+  std::map<std::string, uint16_t> processor_ids;
+  sqlite3_bind_text(rows.q, 1, flavor.c_str(), -1, SQLITE_TRANSIENT);
+  int rc;
+  while ((rc = sqlite3_step(rows.q)) == SQLITE_ROW) {
+    std::string key = column_text(rows.q, 0), status = column_text(rows.q, 1);
+    std::vector<std::string> targets = split(column_text(rows.q, 2), ',');
+    Group group;
+    try {
+      // A group's detail is a cell without key, target and status (and without the intrinsic where it is
+      // the instantiation itself): validated as a cell.
+      nlohmann::json j = nlohmann::json::parse(column_text(rows.q, 3));
+      if (!j.is_object()) throw std::invalid_argument("a group's detail must be a JSON object");
+      j["key"] = "census";
+      j["target"] = targets.front();
+      j["status"] = status;
+      if (!j.contains("intrinsic")) j["intrinsic"] = key;
+      if (status == "ok" && !j.contains("lowered_to")) j["lowered_to"] = nlohmann::json::array();
+      group.cell = cell_from_json(j);
+    } catch (const std::exception& e) {
+      throw fail(key + ": " + e.what());
+    }
+    group.cell.key.clear();
+    group.cell.target.clear();
+    if (group.cell.intrinsic == key) group.cell.intrinsic.clear();  // most often: restored by find()
+    for (const std::string& m : group.cell.lowered_to) group.lowered_to += m + '\n';
+    group.cell.lowered_to = {};
+    for (const std::string& t : targets) {
+      auto [it, fresh] = processor_ids.emplace(t, static_cast<uint16_t>(processor_ids.size()));
+      group.targets.push_back(it->second);
+    }
+    index->cells += group.targets.size();
+    ++index->groups;
+    index->by_name[key].push_back(std::move(group));
+  }
+  if (rc != SQLITE_DONE) throw fail(sqlite3_errmsg(db));
+  std::vector<uint16_t> sorted_id(processor_ids.size());
+  for (const auto& [name, id] : processor_ids) {
+    sorted_id[id] = static_cast<uint16_t>(index->processors.size());
+    index->processors.push_back(name);
+  }
+  for (auto& [name, groups] : index->by_name) {
+    groups.shrink_to_fit();
+    for (Group& g : groups) {
+      for (uint16_t& t : g.targets) t = sorted_id[t];
+      std::sort(g.targets.begin(), g.targets.end());
+      g.targets.shrink_to_fit();
+    }
+  }
+  return index;
+}
+
 ColumnIndex ColumnIndex::load(const Store& store, const std::string& flavor) {
   // The flavor row and its cells are read in one transaction (the caller's, if one is open), so a column
   // being replaced meanwhile is seen whole, old or new.
-  const bool own_transaction = sqlite3_get_autocommit(store.handle()) != 0;
-  if (own_transaction) sqlite3_exec(store.handle(), "BEGIN", nullptr, nullptr, nullptr);
-  struct EndTransaction {
-    sqlite3* db;
-    bool active;
-    ~EndTransaction() {
-      if (active) sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
-    }
-  } end{store.handle(), own_transaction};
+  ReadScope scope(store);
   ColumnIndex index;
   index.flavor = flavor;
   index.census_store = &store;
@@ -158,8 +274,9 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
 
   // The census cell of exactly this intrinsic name on the target, if the flavor's census has one.
   auto census_answer = [&](const std::string& intrinsic) -> std::optional<CheckItem> {
-    if (!column.census_store) return std::nullopt;
-    std::optional<Cell> census = census_cell(*column.census_store, request.flavor, intrinsic, request.target);
+    std::optional<Cell> census;
+    if (column.census) census = column.census->find(intrinsic, request.target);
+    else if (column.census_store) census = census_cell(*column.census_store, request.flavor, intrinsic, request.target);
     if (!census) return std::nullopt;
     CheckItem item = item_from_cell(*census);
     item.key.clear();  // no catalog key answers: the census does

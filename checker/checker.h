@@ -4,10 +4,12 @@
 // reads kernel IR, and says which intrinsic names belong to another target).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +24,32 @@ namespace archdb {
 enum class Verdict { kCleared, kRefused, kUnvalidated };
 std::string_view verdict_name(Verdict v);
 
+// One flavor's census (db/census.h) in memory, for the intrinsics outside the catalog: per instantiation
+// (the name a kernel's IR calls), its cells grouped as the census keeps them — the processors whose cells
+// agree in everything but the processor share one cell — so ~77k cells cost ~10k. A snapshot read in one
+// transaction.
+struct CensusIndex {
+  struct Group {
+    Cell cell;                       // key, target, lowered_to (and intrinsic, when it is the key): empty
+    std::string lowered_to;          // the mnemonics, each ended by '\n': one string rather than a vector
+    std::vector<uint16_t> targets;   // indices into `processors`, sorted
+  };
+  std::string flavor;
+  std::string source_digest;             // the census's, as stored (empty: unknown)
+  std::vector<std::string> processors;   // sorted
+  std::map<std::string, std::vector<Group>, std::less<>> by_name;
+  size_t groups = 0;
+  size_t cells = 0;  // cells stood for (groups x their processors)
+
+  // The census cell of instantiation `name` on `target`, if the census measured it.
+  std::optional<Cell> find(std::string_view name, const std::string& target) const;
+  // Reads in the caller's open transaction, or in one of its own (empty when the flavor has no census).
+  // `previous` is returned instead when it is the same census (the same flavor and stored content digest):
+  // a snapshot reloaded because a column changed keeps its census.
+  static std::shared_ptr<const CensusIndex> load(const Store& store, const std::string& flavor,
+                                                 std::shared_ptr<const CensusIndex> previous = nullptr);
+};
+
 // One column's cells, indexed for checking: a snapshot read in one transaction.
 struct ColumnIndex {
   std::string flavor;
@@ -29,13 +57,16 @@ struct ColumnIndex {
   std::string why_no_cells;  // when !has_cells: said to the user
   std::map<std::string, std::vector<std::string>> keys_by_intrinsic;  // resolved intrinsic -> catalog keys
   std::map<std::pair<std::string, std::string>, Cell> cells;          // (key, target) -> cell
-  // The census (db/census.h) answers, on demand, for intrinsics outside the catalog (item source "census").
+  // The census answers for intrinsics outside the catalog (item source "census"): from `census` when it is
+  // in memory (the service's snapshots), else looked up in `census_store` on demand (the command line).
+  std::shared_ptr<const CensusIndex> census;
   const Store* census_store = nullptr;
   // The processors the flavor's census covers (every one its LLVM knows), sorted; empty without a census. A
   // target outside the wired list is checked against the census alone when it is one of them.
   std::vector<std::string> census_processors;
 
   // Reads in the caller's open transaction, or in one of its own: never a mix of two versions of a column.
+  // Sets census_store to `store` (the census is looked up on demand).
   static ColumnIndex load(const Store& store, const std::string& flavor);
 };
 
@@ -88,8 +119,9 @@ class Checker {
   // flavor without a measured column is not an error: the verdict is unvalidated ("no measured column").
   // A request with nothing gated (IR that calls no target intrinsic) is cleared.
   CheckResult check(const CheckRequest& request) const;
-  // The same against a snapshot the caller holds (the service keeps one per flavor); does not touch the
-  // store, so it may run on any thread.
+  // The same against a column the caller holds. It touches no store unless the column looks its census up
+  // on demand (census_store, as ColumnIndex::load leaves it for the command line): the service's snapshots
+  // hold their census in memory and no store, so there it never touches SQLite and may run on any thread.
   CheckResult check(const CheckRequest& request, const ColumnIndex& column) const;
 
   const Catalog& catalog() const { return catalog_; }

@@ -11,6 +11,7 @@ namespace {
 
 struct ServeArgs {
   service::ServeOptions options;
+  size_t cache_mb = service::Limits{}.cache_bytes >> 20;
 };
 
 // The page next to an installed binary (<prefix>/share/archdb/web), else the checkout this one was built from.
@@ -29,7 +30,12 @@ int serve(const Context& ctx, ServeArgs args) {
   if (!std::filesystem::is_regular_file(ctx.db, ec))
     throw input_error(ctx.db + ": no such database (give --db PATH, or create it from data/ with any other archdb "
                                "command, e.g. `archdb coverage`)");
+  // SQLite would take an empty file for a new database and fill it: serve never makes one.
+  if (std::filesystem::file_size(ctx.db, ec) == 0 && !ec)
+    throw input_error(ctx.db + ": an empty file, not an archdb database (remove it, or create the database from "
+                               "data/ with any other archdb command, e.g. `archdb coverage`)");
   if (args.options.web_dir.empty()) args.options.web_dir = default_web_dir();
+  args.options.limits.cache_bytes = args.cache_mb << 20;
   auto schema = std::make_shared<service::Schema>();
   schema->catalog = ctx.load_catalog();
   schema->targets = ctx.load_targets();
@@ -50,7 +56,11 @@ void add_serve(CLI::App& app, Context& context, int& exit_code) {
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
   cmd->add_option("--web", o.web_dir, "the page's folder (default: share/archdb/web beside an installed archdb, else checker/service/web of this checkout)");
-  cmd->add_option("--threads", o.limits.threads, "connection workers (default: 16 per CPU this process may use)");
+  cmd->add_option("--threads", o.limits.threads, "workers, which serve requests once they have arrived whole (default: 16 per CPU this process may use)");
+  cmd->add_option("--cache-mb", args->cache_mb, "MiB of rendered answers kept until the database changes (0: none, "
+                                         "every answer is rendered afresh)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 4096));
   cmd->add_flag("--access-log", o.access_log, "print one line per request on stderr");
   cmd->callback([&context, &exit_code, args] { exit_code = serve(context, *args); });
 }

@@ -1,7 +1,9 @@
 // tests/service_test.cpp — `archdb serve` end to end: the real binary on a free port of 127.0.0.1, against a
 // fresh database made from data/, spoken to with cpp-httplib's client and with raw sockets. The JSON API,
-// its errors (each followed by a request that must still be served), slow clients, path traversal, a column
-// rewritten while clients read, SIGTERM in the middle of a request, and bad databases at start-up.
+// its errors (each followed by a request that must still be served), hostile framing (oversized and chunked
+// bodies, bad Content-Length, huge headers, unknown methods), slow clients (many more than workers), path
+// traversal, a column and a census rewritten while clients read, SIGTERM in the middle of a request, and bad
+// databases at start-up.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -14,12 +16,15 @@
 
 #include <httplib.h>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <set>
 #include <thread>
 
+#include "db/census.h"
 #include "db/store.h"
 #include "test_support.h"
 
@@ -148,6 +153,39 @@ class RawConnection {
   int fd_ = -1;
 };
 
+// Sends `request` from a second thread while this one reads the answer (a large request to a server that
+// stops reading must not block the reader); the answer as read within `timeout`.
+std::string exchange(int port, const std::string& request, std::chrono::milliseconds timeout, bool* closed = nullptr) {
+  RawConnection raw(port);
+  std::thread sender([&] { raw.send(request); });
+  std::string response = raw.read_all(timeout, closed);
+  sender.join();
+  return response;
+}
+
+// A response that ends its connection says so once, and does not also offer to keep it alive.
+void expect_closing_headers(const std::string& response) {
+  std::string head = response.substr(0, response.find("\r\n\r\n"));
+  size_t connection = 0;
+  for (size_t at = 0; (at = head.find("\r\nConnection:", at)) != std::string::npos; ++at) ++connection;
+  EXPECT_EQ(connection, 1u) << head;
+  EXPECT_NE(head.find("\r\nConnection: close"), std::string::npos) << head;
+  EXPECT_EQ(head.find("Keep-Alive"), std::string::npos) << head;
+}
+
+// A chunked body of `size` bytes in 64 KiB chunks; without its last chunk if `finish` is false.
+std::string chunked(const std::string& body, bool finish = true) {
+  std::string out;
+  for (size_t at = 0; at < body.size(); at += 65536) {
+    std::string part = body.substr(at, 65536);
+    char size[32];
+    std::snprintf(size, sizeof size, "%zx\r\n", part.size());
+    out += size + part + "\r\n";
+  }
+  if (finish) out += "0\r\n\r\n";
+  return out;
+}
+
 json body_of(const httplib::Result& r) {
   if (!r) throw std::runtime_error("no response: " + httplib::to_string(r.error()));
   return json::parse(r->body);
@@ -162,6 +200,8 @@ void expect_error(const httplib::Result& r, int status, const std::string& messa
   ASSERT_FALSE(j.is_discarded()) << r->body;
   EXPECT_EQ(j["status"], status);
   EXPECT_NE(j["message"].get<std::string>().find(message_part), std::string::npos) << j["message"];
+  // No path of this machine in a response.
+  EXPECT_EQ(r->body.find(test::source_dir().string()), std::string::npos) << r->body;
 }
 
 // The server still answers.
@@ -366,7 +406,13 @@ TEST_F(Service, CheckKeysIntrinsicsAndIr) {
   expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", kKey}}), 400, "array of strings");
   expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}}), 400, "exactly one of");
   expect_error(post({{"flavor", "llvm22"}, {"target", "gfx9000"}, {"keys", {kKey}}}), 400, "unknown target 'gfx9000'");
-  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {"no.such.key"}}}), 400, "unknown key");
+  expect_error(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {"no.such.key"}}}), 400,
+               "unknown key 'no.such.key' (not in the catalog)");
+  {
+    auto r = post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {"x"}}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(body_of(r)["message"].get<std::string>().find('/'), std::string::npos) << r->body;
+  }
   expect_error(post({{"flavor", "clang22"}, {"target", "gfx90a"}, {"keys", {kKey}}}), 400, "unknown flavor");
   expect_error(c.Post("/v1/check", "<xml/>", "application/xml"), 415, "not accepted");
   expect_error(c.Get("/v1/check"), 405, "use POST");
@@ -397,14 +443,15 @@ TEST_F(Service, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
   expect_error(c.Get("/index.html.bak"), 404, "no such file");
 
   // Malformed HTTP, a URI over the limit: JSON too, and the connection ends.
-  for (std::string request : {"BREW /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", "GET /v1/status\r\nHost: x\r\n\r\n",
-                              "GET /v1/status HTTP/7.0\r\nHost: x\r\n\r\n"}) {
+  for (std::string request : {"GET /v1/status\r\nHost: x\r\n\r\n", "GET /v1/status HTTP/7.0\r\nHost: x\r\n\r\n",
+                              "GET /v1/status HTTP/1.1\nHost: x\n\n"}) {
     RawConnection raw(server_->port());
     raw.send(request);
     bool closed = false;
     std::string response = raw.read_all(std::chrono::seconds(5), &closed);
     EXPECT_EQ(response.rfind("HTTP/1.1 400", 0), 0u) << response;
-    EXPECT_NE(response.find("\"message\":\"malformed HTTP request\""), std::string::npos) << response;
+    EXPECT_NE(response.find("\"message\":\"malformed HTTP request"), std::string::npos) << response;
+    expect_closing_headers(response);
     EXPECT_TRUE(closed);
   }
   {
@@ -428,6 +475,11 @@ TEST_F(Service, TheStaticPageIsServed) {
   ASSERT_TRUE(js);
   EXPECT_EQ(js->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
   EXPECT_EQ(c.Get("/style.css")->status, 200);
+  // A query string on a page file is ignored (cache busting, as browsers and caches expect): the same file.
+  auto busted = c.Get("/app.js?v=20261203");
+  ASSERT_TRUE(busted);
+  EXPECT_EQ(busted->status, 200);
+  EXPECT_EQ(busted->body, js->body);
   // Conditional requests: an unchanged resource is 304, for the page and for the API.
   for (const char* path : {"/app.js", "/v1/flavors"}) {
     auto first = c.Get(path);
@@ -467,6 +519,7 @@ TEST_F(Service, SlowClientsAreCutOffWhileOthersAreServed) {
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(9));
   EXPECT_EQ(response.rfind("HTTP/1.1 408", 0), 0u) << response;
   EXPECT_NE(response.find("\"message\""), std::string::npos) << response;
+  expect_closing_headers(response);
   EXPECT_TRUE(closed);
   // The trickler never finishes within the 10 s a whole request may take: 408 and closed.
   response = trickle.read_all(std::chrono::seconds(8), &closed);
@@ -476,6 +529,143 @@ TEST_F(Service, SlowClientsAreCutOffWhileOthersAreServed) {
   EXPECT_TRUE(closed);
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(13));
   expect_serving(*server_);
+}
+
+TEST_F(Service, ChunkedBodiesAreHeldToTheBodyLimit) {
+  const std::string head = "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                           "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+  // Within the limit, a chunked body is a body like another.
+  std::string small = R"({"flavor": "llvm22", "target": "gfx1201", "keys": ["mfma.f32.4x4x4bf16.1k"]})";
+  std::string ok = exchange(server_->port(), head + chunked(small), std::chrono::seconds(5));
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok.substr(0, 300);
+  EXPECT_NE(ok.find("\"verdict\":\"refused\""), std::string::npos);
+
+  // 2.8 MiB (a JSON string longer than the limit): 413, not parsed.
+  std::string big = R"({"flavor": "llvm22", "target": "gfx90a", "keys": ["mfma.f32.4x4x4bf16.1k"], "subject": ")" +
+                    std::string(2936013, 'x') + "\"}";
+  bool closed = false;
+  std::string refused = exchange(server_->port(), head + chunked(big), std::chrono::seconds(5), &closed);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 413", 0), 0u) << refused.substr(0, 300);
+  EXPECT_NE(refused.find("the limit is 2097152 bytes"), std::string::npos) << refused.substr(0, 300);
+  expect_closing_headers(refused);
+  EXPECT_TRUE(closed);
+
+  // Refused as soon as the limit is passed: the body need not end (nor the read timeout pass) first.
+  std::string unfinished = head + chunked(std::string((2u << 20) + 100000, 'y'), /*finish=*/false);
+  auto start = Clock::now();
+  refused = exchange(server_->port(), unfinished, std::chrono::seconds(3), &closed);
+  EXPECT_EQ(refused.rfind("HTTP/1.1 413", 0), 0u) << refused.substr(0, 300);
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  expect_serving(*server_);
+}
+
+TEST_F(Service, FramingAndHeadErrorsAreAnsweredAtOnce) {
+  struct Case {
+    std::string request;
+    int status;
+    std::string message;
+  };
+  const std::string post = "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+  std::string many_headers;
+  for (int i = 0; i < 200; ++i) many_headers += "X-Filler-" + std::to_string(i) + ": " + std::string(1000, 'h') + "\r\n";
+  const std::vector<Case> cases = {
+      {post + "Content-Length: 99999999999\r\n\r\n{", 413, "99999999999 bytes; the limit is 2097152 bytes"},
+      {post + "Content-Length: -5\r\n\r\n{", 400, "invalid Content-Length '-5'"},
+      {post + "Content-Length: 12abc\r\n\r\n{", 400, "invalid Content-Length"},
+      {post + "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400, "Content-Length given more than once"},
+      {post + "Transfer-Encoding: gzip\r\n\r\n", 501, "Transfer-Encoding 'gzip' is not supported"},
+      {post + "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}", 400, "both Content-Length and Transfer-Encoding"},
+      {"GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n", 431,
+       "request header fields too large"},
+      {"GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(200000, 'a') + "\r\n\r\n", 431,
+       "request header fields too large"},
+      {"GET /v1/status HTTP/1.1\r\nHost: x\r\n" + many_headers + "\r\n", 431, "16384 bytes in all"},
+      {"FOO /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", 501, "method 'FOO' is not implemented"},
+      {"BREW /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", 501, "method 'BREW' is not implemented"},
+  };
+  for (const Case& c : cases) {
+    bool closed = false;
+    // Well within the 5 s a silent client is given: these are judged from the head alone.
+    std::string response = exchange(server_->port(), c.request, std::chrono::seconds(2), &closed);
+    std::string line = c.request.substr(0, c.request.find("\r\n"));
+    EXPECT_EQ(response.rfind("HTTP/1.1 " + std::to_string(c.status), 0), 0u) << line << ": " << response.substr(0, 300);
+    EXPECT_NE(response.find(c.message), std::string::npos) << line << ": " << response.substr(0, 300);
+    expect_closing_headers(response);
+    EXPECT_TRUE(closed) << line;
+  }
+  // A method the HTTP parser knows but no endpoint takes: 405, with the methods that apply.
+  RawConnection raw(server_->port());
+  raw.send("TRACE /v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  std::string response = raw.read_all(std::chrono::seconds(2));
+  EXPECT_EQ(response.rfind("HTTP/1.1 405", 0), 0u) << response;
+  EXPECT_NE(response.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << response;
+  // The limits' 413 through a well-behaved client ends its connection the same way.
+  RawConnection big(server_->port());
+  std::thread sender([&] {
+    big.send(post + "Content-Length: " + std::to_string((2u << 20) + 10) + "\r\n\r\n" + std::string((2u << 20) + 10, ' '));
+  });
+  response = big.read_all(std::chrono::seconds(3));
+  sender.join();
+  EXPECT_EQ(response.rfind("HTTP/1.1 413", 0), 0u) << response.substr(0, 300);
+  expect_closing_headers(response);
+  expect_serving(*server_);
+}
+
+// Many more slow clients than workers: each holds a socket in the reception, none a worker, and a normal
+// request is answered at once.
+TEST(ServiceSlowClients, ManyMoreSlowClientsThanWorkersDoNotDelayOthers) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db, {"--threads", "4"});
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  const std::string body = R"({"flavor": "llvm22", "target": "gfx90a", "keys": ["mfma.f32.4x4x4bf16.1k"]})";
+  for (int i = 0; i < 20; ++i) {  // half a head, then silence
+    slow.push_back(std::make_unique<RawConnection>(server.port()));
+    slow.back()->send("GET /v1/flavors HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  }
+  for (int i = 0; i < 20; ++i) {  // a whole head, half the body
+    slow.push_back(std::make_unique<RawConnection>(server.port()));
+    slow.back()->send("POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      "Connection: close\r\nContent-Length: " +
+                      std::to_string(body.size()) + "\r\n\r\n" + body.substr(0, body.size() / 2));
+  }
+  std::vector<std::unique_ptr<RawConnection>> tricklers;
+  for (int i = 0; i < 20; ++i) tricklers.push_back(std::make_unique<RawConnection>(server.port()));
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    const std::string request = "GET /v1/targets HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: zzzzzzzzzzzzzzzzzzzz\r\n\r\n";
+    for (size_t at = 0; at < request.size() && !done; ++at) {
+      for (auto& t : tricklers) t->send(request.substr(at, 1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // every slow client is in
+  auto c = server.client();
+  std::chrono::steady_clock::duration slowest{};
+  for (int i = 0; i < 10; ++i) {
+    auto start = Clock::now();
+    auto r = c.Get("/v1/status");
+    slowest = std::max(slowest, Clock::now() - start);
+    ASSERT_TRUE(r) << httplib::to_string(r.error());
+    EXPECT_EQ(r->status, 200);
+  }
+  auto start = Clock::now();
+  auto checked = c.Post("/v1/check", body, "application/json");
+  slowest = std::max(slowest, Clock::now() - start);
+  ASSERT_TRUE(checked);
+  EXPECT_EQ(checked->status, 200);
+  EXPECT_LT(slowest, std::chrono::milliseconds(1000)) << "60 slow clients held up a normal request";
+  // The slow ones finish what they started: each is served.
+  for (size_t i = 20; i < 40; ++i) slow[i]->send(body.substr(body.size() / 2));
+  for (size_t i = 20; i < 40; ++i) {
+    std::string response = slow[i]->read_all(std::chrono::seconds(5));
+    EXPECT_EQ(response.rfind("HTTP/1.1 200", 0), 0u) << response.substr(0, 200);
+  }
+  done = true;
+  trickle.join();
+  slow.clear();  // gone: a draining server would otherwise give their requests until the deadline
+  tricklers.clear();
+  EXPECT_EQ(server.stop(), 0) << server.err();
 }
 
 // A column rewritten in a loop by another connection (as `regen` replaces one, in one transaction) while
@@ -564,6 +754,136 @@ TEST(ServiceConcurrency, ReadersSeeAWholeColumnWhileItIsRewritten) {
   EXPECT_EQ(server.stop(), 0) << server.err();
 }
 
+// POST /v1/check answers intrinsics outside the catalog from the census, held in the snapshot: while the
+// census is rewritten in a loop, every response shows the old census or the new one, never a mix, and the
+// service follows the rewrites.
+TEST(ServiceCensus, CensusAnswersComeFromTheSnapshotAndFollowItsSwaps) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  auto writer = Store::open(db);
+  std::optional<Census> original = load_census(*writer, "llvm22");
+  ASSERT_TRUE(original) << "the committed data/ has no llvm22 census";
+  // Instantiations on gfx90a that no catalog key of the column stands for: only the census answers them.
+  std::set<std::string> measured;
+  for (const Cell& c : writer->cells("llvm22")) measured.insert(c.intrinsic);
+  std::vector<std::string> names;
+  for (const Cell& c : original->cells)
+    if (c.target == "gfx90a" && !measured.count(c.key) && names.size() < 40) names.push_back(c.key);
+  ASSERT_EQ(names.size(), 40u);
+  ServerProcess server(db);
+  auto c = server.client();
+  auto check = [&] {
+    json request = {{"flavor", "llvm22"}, {"target", "gfx90a"}, {"intrinsics", names}};
+    auto r = c.Post("/v1/check", request.dump(), "application/json");
+    if (!r || r->status != 200) throw std::runtime_error(r ? r->body : httplib::to_string(r.error()));
+    return json::parse(r->body)["results"][0]["items"];
+  };
+  json items = check();
+  ASSERT_EQ(items.size(), names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    EXPECT_EQ(items[i]["source"], "census") << items[i].dump();
+    EXPECT_EQ(items[i]["status"], std::string(status_name(original->find(names[i], "gfx90a")->status))) << names[i];
+  }
+
+  // Two versions of the census: every cell ok, or every cell arch_absent.
+  Census a = *original, b = *original;
+  for (Cell& x : a.cells) {
+    x.status = Status::kOk;
+    x.evidence.clear();
+    x.lowered_to = {"v_census_a"};
+  }
+  for (Cell& y : b.cells) {
+    y.status = Status::kArchAbsent;
+    y.evidence = "census B";
+    y.lowered_to.clear();
+    y.imm.reset();
+    y.mc_check.clear();
+    y.note.clear();
+  }
+  a.recount();
+  b.recount();
+  store_census(*writer, a, "census-a");
+  auto until = Clock::now() + std::chrono::seconds(10);
+  while (Clock::now() < until && check()[0]["status"] != "ok") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(check()[0]["status"], "ok") << "the service did not follow the census's rewrite";
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> writes{0};
+  std::thread rewriter([&] {
+    for (int i = 0; !stop && i < 200; ++i) {
+      store_census(*writer, i % 2 ? a : b, i % 2 ? "census-a" : "census-b");
+      ++writes;
+    }
+  });
+  std::atomic<int> seen_a{0}, seen_b{0}, mixed{0}, failed{0};
+  auto reader = [&] {
+    auto rc = server.client();
+    auto end = Clock::now() + std::chrono::seconds(4);
+    json request = {{"flavor", "llvm22"}, {"target", "gfx90a"}, {"intrinsics", names}};
+    while (Clock::now() < end) {
+      auto r = rc.Post("/v1/check", request.dump(), "application/json");
+      if (!r || r->status != 200) {
+        if (++failed < 3) ADD_FAILURE() << (r ? r->body : httplib::to_string(r.error()));
+        continue;
+      }
+      std::set<std::string> statuses;
+      json answer = json::parse(r->body);
+      for (const auto& item : answer["results"][0]["items"]) statuses.insert(item["status"].get<std::string>());
+      if (statuses == std::set<std::string>{"ok"}) ++seen_a;
+      else if (statuses == std::set<std::string>{"arch_absent"}) ++seen_b;
+      else if (++mixed < 3) ADD_FAILURE() << r->body.substr(0, 3000);
+    }
+  };
+  std::thread r1(reader), r2(reader);
+  r1.join();
+  r2.join();
+  stop = true;
+  rewriter.join();
+  std::printf("[          ] %d census writes; checks saw census A %d times and B %d times, mixed %d times\n",
+              writes.load(), seen_a.load(), seen_b.load(), mixed.load());
+  EXPECT_EQ(mixed, 0) << "a check mixed two versions of the census";
+  EXPECT_EQ(failed, 0);
+  EXPECT_GT(seen_a, 0);
+  EXPECT_GT(seen_b, 0) << "the service never showed the rewritten census";
+  EXPECT_EQ(server.stop(), 0) << server.err();
+}
+
+// A database the service cannot read again (here a census cell that is not a cell): it keeps serving the last
+// whole snapshot and says why in /v1/status, naming the database by its file name only.
+TEST(ServiceCensus, AnUnreadableReloadKeepsTheLastSnapshot) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db);
+  auto c = server.client();
+  json before = body_of(c.Get("/v1/status"));
+  {
+    sqlite3* handle = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+    sqlite3_busy_timeout(handle, 10000);
+    const char* tamper =
+        "UPDATE census SET source_digest = 'tampered' WHERE flavor = 'llvm22';"
+        "UPDATE census_group SET detail = '{\"evidence\": 5}' WHERE flavor = 'llvm22' AND status = 'arch_absent' AND "
+        "key = (SELECT key FROM census_group WHERE flavor = 'llvm22' AND status = 'arch_absent' LIMIT 1);";
+    char* err = nullptr;
+    EXPECT_EQ(sqlite3_exec(handle, tamper, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(handle);
+  }
+  json status;
+  auto until = Clock::now() + std::chrono::seconds(10);
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    status = body_of(c.Get("/v1/status"));
+  } while (status["reload_error"].is_null() && Clock::now() < until);
+  ASSERT_TRUE(status["reload_error"].is_string()) << status.dump();
+  std::string why = status["reload_error"];
+  EXPECT_NE(why.find("db.sqlite: census of llvm22"), std::string::npos) << why;
+  EXPECT_EQ(why.find(dir.path().string()), std::string::npos) << why;
+  EXPECT_EQ(status["generation"], before["generation"]);
+  EXPECT_NE(server.err().find(dir.path().string()), std::string::npos) << "stderr names the file in full";
+  expect_serving(server);
+}
+
 TEST(ServiceLifecycle, SigtermFinishesTheRequestInFlightAndExitsZero) {
   test::TempDir dir;
   fs::path db = make_database(dir);
@@ -608,9 +928,29 @@ TEST(ServiceLifecycle, AMissingOrCorruptDatabaseIsAClearError) {
   EXPECT_NE(corrupt.err.find("corrupt.sqlite"), std::string::npos) << corrupt.err;
   EXPECT_EQ(corrupt.out.find("listening"), std::string::npos);
 
+  // An empty file is no database: refused, and left as it was (SQLite would make it one).
+  test::write(dir / "empty.sqlite", "");
+  auto empty = test::run_archdb({"--db", (dir / "empty.sqlite").string(), "serve", "--port", "0"});
+  EXPECT_EQ(empty.exit_code, 3) << empty.err;
+  EXPECT_NE(empty.err.find("empty.sqlite: an empty file, not an archdb database"), std::string::npos) << empty.err;
+  EXPECT_EQ(empty.out.find("listening"), std::string::npos);
+  EXPECT_EQ(fs::file_size(dir / "empty.sqlite"), 0u);
+
   auto no_web = test::run_archdb({"--db", make_database(dir).string(), "serve", "--port", "0", "--web", dir.path().string()});
   EXPECT_EQ(no_web.exit_code, 2);
   EXPECT_NE(no_web.err.find("has no index.html"), std::string::npos) << no_web.err;
+}
+
+// A database cut short (a disk that filled, a copy interrupted): exit 3 and one line naming the file.
+TEST(ServiceLifecycle, ATruncatedDatabaseIsAClearErrorAtStartUp) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  fs::resize_file(db, fs::file_size(db) / 2);
+  auto r = test::run_archdb({"--db", db.string(), "serve", "--port", "0"});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find(db.string()), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.out.find("listening"), std::string::npos);
 }
 
 TEST(ServiceLifecycle, APortInUseIsAClearError) {
@@ -621,6 +961,23 @@ TEST(ServiceLifecycle, APortInUseIsAClearError) {
   EXPECT_EQ(second.exit_code, 2);
   EXPECT_NE(second.err.find("cannot listen on 127.0.0.1:" + std::to_string(first.port())), std::string::npos) << second.err;
   expect_serving(first);
+}
+
+TEST(ServiceLifecycle, TheAnswerCacheCanBeTurnedOff) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db, {"--cache-mb", "0"});
+  auto c = server.client();
+  auto first = c.Get(std::string("/v1/cells/llvm22/") + kKey + "/gfx1201");
+  auto again = c.Get(std::string("/v1/cells/llvm22/") + kKey + "/gfx1201");
+  ASSERT_TRUE(first && again);
+  EXPECT_EQ(first->status, 200);
+  EXPECT_EQ(body_of(first)["status"], "arch_absent");
+  EXPECT_EQ(again->body, first->body);
+  EXPECT_EQ(again->get_header_value("ETag"), first->get_header_value("ETag"));
+  auto bad = test::run_archdb({"--db", db.string(), "serve", "--port", "0", "--cache-mb", "-1"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--cache-mb"), std::string::npos) << bad.err;
 }
 
 TEST(ServiceLifecycle, WebOverridesThePageFolder) {

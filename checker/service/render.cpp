@@ -21,6 +21,7 @@ std::string_view reason_phrase(int status) {
     case 422: return "Unprocessable Content";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     default: return status >= 500 ? "Server Error" : "Client Error";
   }

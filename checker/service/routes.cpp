@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -218,12 +219,16 @@ json families_json(const std::vector<std::string>& targets) {
   return out;
 }
 
-std::string unknown_key_message(const Schema& schema, const std::string& key) {
+// `why`, when given, says where the key was looked for ("not in the catalog").
+std::string unknown_key_message(const Schema& schema, const std::string& key, const std::string& why = "") {
   if (schema.catalog.find(key)) return "key '" + key + "' has no cells in the database yet (run `archdb regen`)";
   std::vector<std::string> near;
   for (const auto& k : schema.catalog.keys())
     if (k.find(key) != std::string::npos && near.size() < 10) near.push_back(k);
-  return "unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean: " + join(near, ", ") + ")");
+  std::vector<std::string> notes;
+  if (!why.empty()) notes.push_back(why);
+  if (!near.empty()) notes.push_back("did you mean: " + join(near, ", "));
+  return "unknown key '" + key + "'" + (notes.empty() ? "" : " (" + join(notes, "; ") + ")");
 }
 
 // Media type without parameters, lower case.
@@ -305,8 +310,8 @@ void Api::release_compute() const {
 
 Reply Api::handle(const Request& request) const {
   Reply reply;
-  bool cacheable = (request.method == "GET" || request.method == "HEAD") && request.path.rfind("/v1/", 0) == 0 &&
-                   request.path != "/v1/status" && request.path != "/v1/";
+  bool cacheable = limits_.cache_bytes > 0 && (request.method == "GET" || request.method == "HEAD") &&
+                   request.path.rfind("/v1/", 0) == 0 && request.path != "/v1/status" && request.path != "/v1/";
   std::string cache_key, etag;
   bool cached = false;
   if (cacheable) {
@@ -339,14 +344,13 @@ Reply Api::handle(const Request& request) const {
     reply.body = error_body(500, std::string("internal error: ") + e.what());
   }
   if (cacheable && !cached && reply.status == 200 && reply.etag == etag) {
-    constexpr size_t kCacheBytes = 64u << 20;
     std::lock_guard<std::mutex> lock(cache_mutex_);
     if (cache_etag_ != etag) {
       cache_.clear();
       cache_bytes_ = 0;
       cache_etag_ = etag;
     }
-    if (cache_bytes_ + reply.body.size() + cache_key.size() <= kCacheBytes && cache_.emplace(cache_key, reply).second)
+    if (cache_bytes_ + reply.body.size() + cache_key.size() <= limits_.cache_bytes && cache_.emplace(cache_key, reply).second)
       cache_bytes_ += reply.body.size() + cache_key.size();
   }
   if (reply.status == 200 && !reply.etag.empty() && !request.if_none_match.empty() &&
@@ -456,6 +460,7 @@ Reply Api::status() const {
   j["generation"] = snap->generation;
   j["etag"] = snap->etag;
   j["loaded_at"] = snap->loaded_at;
+  j["load_ms"] = std::round(snap->load_ms * 10) / 10;
   j["flavors"] = snap->flavor_names();
   std::string err = source_.last_error();
   j["reload_error"] = err.empty() ? json(nullptr) : json(err);
@@ -799,6 +804,11 @@ Reply Api::check(const Request& r) const {
   for (const auto& t : in.targets)
     if (!schema_->targets.contains(t))
       fail(400, "unknown target '" + t + "' (wired targets: " + join(schema_->targets.names, ", ") + ")");
+
+  // Said here rather than by the checker, whose message names the catalog's file: a response names no path
+  // of this machine.
+  for (const auto& k : in.keys)
+    if (!schema_->catalog.find(k)) fail(400, unknown_key_message(*schema_, k, "not in the catalog"));
 
   CheckRequest request;
   request.flavor = in.flavor;

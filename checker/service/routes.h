@@ -20,13 +20,17 @@ namespace archdb::service {
 struct Limits {
   size_t max_body = 2u << 20;       // bytes of a request body (JSON or raw IR): larger is 413
   size_t max_ir = 1u << 20;         // bytes of IR text or bitcode in one check: larger is 413
+  size_t max_head = 16u << 10;      // bytes of a request's header lines (after the request line): larger is 431
+  size_t max_connections = 4096;    // client connections open at once: a connection beyond is answered 503
   int read_timeout_s = 5;           // longest silence while a request is arriving
   int write_timeout_s = 5;          // longest stall while a response is leaving
   int request_timeout_s = 10;       // a whole request (line, headers, body) must arrive within this
   int keep_alive_s = 5;             // an idle kept-alive connection is closed after this
+  int linger_ms = 200;              // a worker waits this long for a kept-alive connection's next request
   size_t keep_alive_max = 1000;     // requests on one connection
   unsigned threads = 0;             // connection workers; 0: 16 per CPU of the process's affinity
   unsigned compute_slots = 0;       // concurrent IR reads (LLVM); 0: the CPUs of the affinity
+  size_t cache_bytes = 64u << 20;   // rendered GET answers kept for the current snapshot; 0: none
 };
 
 struct Request {

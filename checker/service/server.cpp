@@ -1,13 +1,17 @@
 // checker/service/server.cpp — the HTTP side of `archdb serve` (see server.h).
 //
-// cpp-httplib parses requests and writes responses; the connection around them is ours
-// (process_and_close_socket), for three things the library does not do: a deadline for a whole request (a
-// client trickling one byte every few seconds is cut off, with 408 if it had started a request), closing
-// idle kept-alive connections as soon as other connections wait for a worker or the server drains, and a
-// byte budget per request. Worker threads serve one connection at a time.
+// cpp-httplib parses requests and writes responses; the connections around them are ours, for what the
+// library does not do. httplib's accept loop hands each new socket to the reception (reception.h), where it
+// waits until a whole request has arrived, so slow or silent clients never hold a worker; a worker then
+// serves it, and the requests that follow on a kept-alive connection as long as they arrive at once and no
+// other request waits for a worker, then gives the connection back to the reception. Every request has a
+// deadline for the whole of it and a byte budget. Framing the library would get wrong or slow is refused
+// before anything of the body is read (an unusable Content-Length, a Transfer-Encoding other than chunked),
+// a chunked body is cut off with 413 as soon as it passes the body limit, and a response that ends its
+// connection says so once.
 //
-// That loop is written against cpp-httplib 0.11 (Debian bookworm, what archdb builds with). A newer
-// cpp-httplib (Debian sid's, in the roots tools/provision-flavor builds the probe in, which never serve)
+// That is written against cpp-httplib 0.11 (Debian bookworm, what archdb builds with). A newer cpp-httplib
+// (Debian sid's, in the roots tools/provision-flavor builds the probe in, which leave the service out)
 // changed those internals: there the library's own connection handling is used, with the same timeouts.
 #include "checker/service/server.h"
 
@@ -17,12 +21,15 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -31,9 +38,11 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
+#include "checker/service/reception.h"
 #include "checker/service/render.h"
 #include "support/error.h"
 
@@ -48,17 +57,19 @@ namespace archdb::service {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = ConnClock;
 
-// Connection workers. Like httplib's ThreadPool, but it says how many connections wait for a worker, so a
-// busy server can close idle kept-alive connections in their favour.
+// Connection workers. Like httplib's ThreadPool, but it says how many jobs wait for a worker (a worker
+// then gives its kept-alive connection back rather than keep it), and it runs the reception's drain before
+// its workers stop.
 class WorkerPool : public httplib::TaskQueue {
  public:
   explicit WorkerPool(unsigned n) {
     for (unsigned i = 0; i < n; ++i) threads_.emplace_back([this] { run(); });
   }
 #if ARCHDB_OWN_CONNECTIONS
-  void enqueue(std::function<void()> fn) override { push(std::move(fn)); }
+  // httplib's accept loop: the hand-over of a new socket to the reception, done at once on its thread.
+  void enqueue(std::function<void()> fn) override { fn(); }
 #else
   bool enqueue(std::function<void()> fn) override {
     push(std::move(fn));
@@ -67,6 +78,7 @@ class WorkerPool : public httplib::TaskQueue {
 #endif
   // Serves every connection already accepted, then joins.
   void shutdown() override {
+    if (before_shutdown) before_shutdown();
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stopping_ = true;
@@ -75,9 +87,6 @@ class WorkerPool : public httplib::TaskQueue {
     for (auto& t : threads_) t.join();
     threads_.clear();
   }
-  size_t waiting() const { return waiting_.load(std::memory_order_relaxed); }
-
- private:
   void push(std::function<void()> fn) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -86,6 +95,10 @@ class WorkerPool : public httplib::TaskQueue {
     }
     cv_.notify_one();
   }
+  size_t waiting() const { return waiting_.load(std::memory_order_relaxed); }
+  std::function<void()> before_shutdown;
+
+ private:
   void run() {
     for (;;) {
       std::function<void()> fn;
@@ -110,47 +123,73 @@ class WorkerPool : public httplib::TaskQueue {
 };
 
 #if ARCHDB_OWN_CONNECTIONS
-// A socket as httplib's Stream, buffered, with the deadlines of the request being read.
+// A socket as httplib's Stream: what the reception received first, then the socket, with the deadlines of
+// the request being read.
 class ConnStream : public httplib::Stream {
  public:
-  ConnStream(int sock, const Limits& limits, size_t byte_budget)
-      : sock_(sock), limits_(limits), byte_budget_(byte_budget) {}
+  ConnStream(int sock, const Limits& limits, std::string received)
+      : sock_(sock), limits_(limits), buf_(std::move(received)) {
+    // The head within its limits, a body within its limit, and room for a chunked body's framing.
+    byte_budget_ = kRequestLineMax + limits_.max_head + 4 * limits_.max_body;
+  }
 
-  void begin_request() {
-    auto now = Clock::now();
-    read_deadline_ = now + std::chrono::seconds(limits_.request_timeout_s);
+  // `started`: when the request's first byte arrived (it may have waited in the reception).
+  void begin_request(Clock::time_point started) {
+    read_deadline_ = started + std::chrono::seconds(limits_.request_timeout_s);
     // Writing a response gets its own allowance after the request is in (a large matrix to a slow reader).
     write_deadline_ = read_deadline_ + std::chrono::seconds(limits_.request_timeout_s + 6 * limits_.write_timeout_s);
     timed_out_ = over_budget_ = false;
     received_ = 0;
     wrote_ = false;
   }
-  bool buffered() const { return pos_ < len_; }
   bool timed_out() const { return timed_out_; }
   bool over_budget() const { return over_budget_; }
   size_t received() const { return received_; }
   bool wrote() const { return wrote_; }
+  std::string_view unread() const { return std::string_view(buf_).substr(pos_); }
+  std::string take_unread() {
+    std::string rest = buf_.substr(pos_);
+    buf_.clear();
+    pos_ = 0;
+    return rest;
+  }
+  // Appends what the socket has now, without waiting: >0 bytes read, 0 the client closed, <0 nothing yet
+  // (errno EAGAIN) or an error.
+  ssize_t read_available() {
+    if (pos_ > 0) {
+      buf_.erase(0, pos_);
+      pos_ = 0;
+    }
+    char chunk[16384];
+    ssize_t n;
+    do {
+      n = ::recv(sock_, chunk, sizeof chunk, MSG_DONTWAIT);
+    } while (n < 0 && errno == EINTR);
+    if (n > 0) buf_.append(chunk, static_cast<size_t>(n));
+    return n;
+  }
 
-  bool is_readable() const override { return buffered() || wait(POLLIN, limits_.read_timeout_s, read_deadline_); }
+  bool is_readable() const override { return pos_ < buf_.size() || wait(POLLIN, limits_.read_timeout_s, read_deadline_); }
   bool is_writable() const override { return wait(POLLOUT, limits_.write_timeout_s, write_deadline_); }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (!buffered()) {
-      if (received_ >= byte_budget_) {
-        over_budget_ = true;
-        return -1;
-      }
+    if (received_ >= byte_budget_) {
+      over_budget_ = true;
+      return -1;
+    }
+    if (pos_ >= buf_.size()) {
       if (!wait(POLLIN, limits_.read_timeout_s, read_deadline_)) return -1;
+      buf_.resize(16384);
       ssize_t n;
       do {
-        n = ::recv(sock_, buf_, sizeof buf_, 0);
+        n = ::recv(sock_, buf_.data(), buf_.size(), 0);
       } while (n < 0 && errno == EINTR);
-      if (n <= 0) return n;
+      buf_.resize(n > 0 ? static_cast<size_t>(n) : 0);
       pos_ = 0;
-      len_ = static_cast<size_t>(n);
+      if (n <= 0) return n;
     }
-    size_t n = std::min(size, len_ - pos_);
-    std::memcpy(ptr, buf_ + pos_, n);
+    size_t n = std::min({size, buf_.size() - pos_, byte_budget_ - received_});
+    std::memcpy(ptr, buf_.data() + pos_, n);
     pos_ += n;
     received_ += n;
     return static_cast<ssize_t>(n);
@@ -216,8 +255,8 @@ class ConnStream : public httplib::Stream {
   int sock_;
   const Limits& limits_;
   size_t byte_budget_;
-  char buf_[16384];
-  size_t pos_ = 0, len_ = 0;
+  std::string buf_;
+  size_t pos_ = 0;
   size_t received_ = 0;
   bool wrote_ = false;
   Clock::time_point read_deadline_{}, write_deadline_{};
@@ -225,33 +264,86 @@ class ConnStream : public httplib::Stream {
   bool over_budget_ = false;
 };
 
-// What the error handler needs to know about the request it answers (same thread as the connection).
+// What the handlers need to know about the request they answer (same thread as the connection).
 thread_local ConnStream* tl_stream = nullptr;
 #endif
 // Set by a handler or the error handler: this response ends its connection.
 thread_local bool tl_close = false;
 
+// Methods cpp-httplib 0.11 parses; any other is refused while the request line is read.
+bool is_known_method(const std::string& m) {
+  static const char* const kMethods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH", "PRI"};
+  return std::any_of(std::begin(kMethods), std::end(kMethods), [&](const char* k) { return m == k; });
+}
+
+// A request line that is well formed but names a method nobody implements (501, not 400).
+bool is_unknown_method(const httplib::Request& req) {
+  if (req.method.empty() || is_known_method(req.method) || req.target.empty()) return false;
+  if (req.version != "HTTP/1.1" && req.version != "HTTP/1.0") return false;
+  return std::all_of(req.method.begin(), req.method.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("!#$%&'*+-.^_`|~", c);
+  });
+}
+
 std::string generic_message(int status, const httplib::Request& req, const Limits& limits) {
   switch (status) {
     case 400: return "malformed HTTP request";
     case 404: return "not found";
-    case 408: return "the request did not arrive within " + std::to_string(limits.request_timeout_s) +
-                     " s (or paused longer than " + std::to_string(limits.read_timeout_s) + " s)";
-    case 413: {
-      std::string m = "request body too large: the limit is " + std::to_string(limits.max_body) + " bytes";
-      if (req.get_header_value("Content-Type") == "application/x-www-form-urlencoded")
-        m += " (form-encoded bodies: 8192 bytes; send JSON with Content-Type: application/json)";
-      return m;
-    }
+    case 408: return request_timeout_message(limits);
+    case 413: return "request body too large: the limit is " + std::to_string(limits.max_body) + " bytes";
     case 414: return "request URI too long (the limit is 8192 bytes)";
     case 416: return "invalid Range header";
+    case 431: return head_too_large_message(limits);
+    case 501: return "method '" + req.method + "' is not implemented (the API answers GET, HEAD and POST)";
     default: return std::string(reason_phrase(status));
   }
 }
 
+void set_error(httplib::Response& res, int status, const std::string& message) {
+  res.status = status;
+  res.set_content(error_body(status, message), "application/json");
+  tl_close = true;
+}
+
+std::string lower_trimmed(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  size_t b = s.find_first_not_of(" \t"), e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// The framing of a request's body, judged before anything of the body is read: nullopt if it may be read.
+// A framing error ends the connection (what follows is not known to be a request).
+struct Framing {
+  bool has_body = false;
+};
+std::optional<std::pair<int, std::string>> bad_framing(const httplib::Request& req, const Limits& limits, Framing& f) {
+  size_t te = req.get_header_value_count("Transfer-Encoding"), cl = req.get_header_value_count("Content-Length");
+  if (te) {
+    std::string coding = lower_trimmed(req.get_header_value("Transfer-Encoding"));
+    if (te > 1 || coding != "chunked")
+      return std::make_pair(501, "Transfer-Encoding '" + req.get_header_value("Transfer-Encoding") +
+                                     "' is not supported (a body is sent with Content-Length, or chunked)");
+    if (cl) return std::make_pair(400, std::string("a request with both Content-Length and Transfer-Encoding"));
+    f.has_body = true;
+    return std::nullopt;
+  }
+  if (!cl) return std::nullopt;
+  if (cl > 1) return std::make_pair(400, std::string("Content-Length given more than once"));
+  std::string v = lower_trimmed(req.get_header_value("Content-Length"));
+  if (v.empty() || v.size() > 18 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::make_pair(400, "invalid Content-Length '" + req.get_header_value("Content-Length") +
+                                   "' (a number of bytes, 0 or more)");
+  unsigned long long n = std::stoull(v);
+  if (n > limits.max_body)
+    return std::make_pair(413, "request body too large: " + v + " bytes; the limit is " + std::to_string(limits.max_body) +
+                                   " bytes");
+  f.has_body = n > 0;
+  return std::nullopt;
+}
+
 class HttpServer : public httplib::Server {
  public:
-  HttpServer(const Api& api, const Limits& limits) : api_(api), limits_(limits) {}
+  explicit HttpServer(const Limits& limits) : limits_(limits) {}
 
   void drain() {
     draining_ = true;
@@ -259,60 +351,110 @@ class HttpServer : public httplib::Server {
   }
   bool draining() const { return draining_; }
   WorkerPool* pool = nullptr;
+#if ARCHDB_OWN_CONNECTIONS
+  // Made once the pool exists (httplib makes the pool when it starts to accept).
+  void open_reception(WorkerPool* p) {
+    pool = p;
+    reception_ = std::make_unique<Reception>(limits_, [this](Connection&& c) {
+      auto shared = std::make_shared<Connection>(std::move(c));
+      pool->push([this, shared] { serve_connection(std::move(*shared)); });
+    });
+    p->before_shutdown = [this] { reception_->drain(); };
+  }
+#endif
 
  private:
 #if ARCHDB_OWN_CONNECTIONS
-  // Overrides httplib's loop over the requests of one connection (see the top of this file).
+  // A new connection, from httplib's accept loop: it waits in the reception for its first request.
   bool process_and_close_socket(socket_t sock) override {
     // Headers and body leave in two writes: without TCP_NODELAY the body would wait for the client's
     // delayed ACK of the headers.
     int one = 1;
     ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    ConnStream strm(sock, limits_, limits_.max_body + (1u << 20));
+    Connection c;
+    c.sock = sock;
+    reception_->admit(std::move(c));
+    return true;
+  }
+
+  // On a worker: the connection's buffer holds a whole request (the reception saw to it).
+  void serve_connection(Connection c) {
+    ConnStream strm(c.sock, limits_, std::move(c.buffered));
     tl_stream = &strm;
-    bool ret = true;
-    for (size_t served = 0;; ++served) {
-      if (!strm.buffered() && !wait_for_request(sock, served == 0)) break;
-      strm.begin_request();
-      bool last = draining_ || served + 1 >= limits_.keep_alive_max || (pool && pool->waiting() > 0);
+    Clock::time_point started = c.started;
+    for (size_t served = c.served;; ++served) {
+      strm.begin_request(started);
+      bool last = draining_ || served + 1 >= limits_.keep_alive_max;
       bool closed = false;
       tl_close = false;
-      ret = process_request(strm, last, closed, nullptr);
-      if (!ret) {
-        if ((strm.timed_out() || strm.over_budget()) && strm.received() > 0 && !strm.wrote()) reply_raw(strm);
+      bool ok = process_request(strm, last, closed, nullptr);
+      if (!ok) {
+        if ((strm.timed_out() || strm.over_budget()) && strm.received() > 0 && !strm.wrote())
+          write_all(strm, error_response(strm.over_budget() ? 413 : 408,
+                                         strm.over_budget() ? generic_message(413, {}, limits_)
+                                                            : request_timeout_message(limits_)));
         break;
       }
       if (last || closed || tl_close) break;
+      // The next request: served here if it is whole at once; otherwise the connection waits in the reception.
+      int refused = 0;
+      if (!next_request(strm, started, refused)) {
+        if (refused) {
+          write_all(strm, error_response(refused, refused == 431 ? head_too_large_message(limits_)
+                                                  : refused == 414 ? generic_message(414, {}, limits_)
+                                                                   : "malformed HTTP request (a line ends without CR LF)"));
+          break;
+        }
+        if (strm.unread().empty() && peer_gone(c.sock)) break;
+        tl_stream = nullptr;
+        Connection back;
+        back.sock = c.sock;
+        back.buffered = strm.take_unread();
+        back.served = served + 1;
+        back.started = back.buffered.empty() ? Clock::time_point{} : started;
+        reception_->admit(std::move(back));
+        return;
+      }
     }
     tl_stream = nullptr;
-    close_gracefully(sock);
-    return ret;
+    close_gracefully(c.sock);
   }
 
-  // Waits for the first byte of the next request: a new connection gets the read timeout; a kept-alive one
-  // the keep-alive timeout, cut short when the server drains or other connections wait for a worker.
-  bool wait_for_request(int sock, bool first) {
-    auto limit = std::chrono::seconds(first ? limits_.read_timeout_s : limits_.keep_alive_s);
-    auto start = Clock::now();
+  // True when the stream holds the next whole request; false to give the connection back (or, with
+  // `refused` set, to answer it so and close). Waits up to linger_ms while no job waits for a worker.
+  bool next_request(ConnStream& strm, Clock::time_point& started, int& refused) {
+    auto until = Clock::now() + std::chrono::milliseconds(limits_.linger_ms);
+    bool had_bytes = !strm.unread().empty();
+    if (had_bytes) started = Clock::now();
     for (;;) {
-      if (draining_ && !first) return false;
-      pollfd p{sock, POLLIN, 0};
-      int rc = ::poll(&p, 1, 50);
-      if (rc > 0) return true;
-      if (rc < 0 && errno != EINTR) return false;
-      if (!first && pool && pool->waiting() > 0) return false;
-      if (Clock::now() - start >= limit) return false;
+      if (!strm.unread().empty()) {
+        RequestScan scan = scan_request(strm.unread(), limits_);
+        if (scan.kind == RequestScan::kComplete && strm.unread().size() >= scan.wanted) return true;
+        if (scan.kind == RequestScan::kHeadTooLarge) refused = 431;
+        if (scan.kind == RequestScan::kUriTooLong) refused = 414;
+        if (scan.kind == RequestScan::kMalformed) refused = 400;
+        if (refused) return false;
+      }
+      auto now = Clock::now();
+      if (draining_ || (pool && pool->waiting() > 0) || now >= until) return false;
+      pollfd p{strm.socket(), POLLIN, 0};
+      int ms = static_cast<int>(std::min<long long>(
+          20, std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1));
+      if (::poll(&p, 1, ms) <= 0) continue;
+      size_t before = strm.unread().size();
+      ssize_t n = strm.read_available();
+      if (n == 0) return false;  // the client closed: peer_gone() sees it
+      if (n > 0 && before == 0) started = Clock::now();
     }
   }
 
-  // A request that timed out (or overran its budget) before httplib could answer it.
-  void reply_raw(ConnStream& strm) {
-    int status = strm.over_budget() ? 413 : 408;
-    std::string body = error_body(status, strm.over_budget() ? "request too large" : generic_message(408, {}, limits_));
-    std::string head = "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason_phrase(status)) +
-                       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-                       "\r\nConnection: close\r\n\r\n";
-    std::string all = head + body;
+  static bool peer_gone(int sock) {
+    char c;
+    ssize_t n = ::recv(sock, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+  }
+
+  static void write_all(ConnStream& strm, const std::string& all) {
     size_t off = 0;
     while (off < all.size()) {
       ssize_t n = strm.write(all.data() + off, all.size() - off);
@@ -337,23 +479,33 @@ class HttpServer : public httplib::Server {
     }
     ::close(sock);
   }
+
+  std::unique_ptr<Reception> reception_;
 #endif
 
-  const Api& api_;
   const Limits& limits_;
   std::atomic<bool> draining_{false};
 };
 
-Request to_request(const httplib::Request& req) {
+Request to_request(const httplib::Request& req, std::string body) {
   Request r;
   r.method = req.method;
   r.path = req.path;
   size_t q = req.target.find('?');
   if (q != std::string::npos) r.query = req.target.substr(q + 1);
   r.content_type = req.get_header_value("Content-Type");
-  r.body = req.body;
+  r.body = std::move(body);
   r.if_none_match = req.get_header_value("If-None-Match");
   return r;
+}
+
+// A server that may hold thousands of waiting connections needs a descriptor for each.
+void raise_descriptor_limit() {
+  rlimit r{};
+  if (::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+  }
 }
 
 }  // namespace
@@ -366,17 +518,22 @@ int serve(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, co
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
+  raise_descriptor_limit();
 
   const Limits limits = options.limits;
   const Store& store_ref = *store;
   SnapshotSource source(std::move(store), schema);
   Api api(source, schema, store_ref, limits, options.web_dir);
 
-  HttpServer server(api, limits);
+  HttpServer server(limits);
   unsigned threads = limits.threads ? limits.threads : 16 * affinity_cpus();
   server.new_task_queue = [&server, threads] {
     auto* pool = new WorkerPool(threads);
+#if ARCHDB_OWN_CONNECTIONS
+    server.open_reception(pool);
+#else
     server.pool = pool;
+#endif
     return pool;
   };
   server.set_payload_max_length(limits.max_body);
@@ -391,12 +548,9 @@ int serve(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, co
     listen_fd = sock;
   });
 
-  auto handler = [&api, &server](const httplib::Request& req, httplib::Response& res) {
-    Reply reply = api.handle(to_request(req));
-    if (server.draining()) {  // answered, then the connection ends
-      res.set_header("Connection", "close");
-      tl_close = true;
-    }
+  auto answer = [&api, &server](const httplib::Request& req, httplib::Response& res, std::string body) {
+    Reply reply = api.handle(to_request(req, std::move(body)));
+    if (server.draining()) tl_close = true;  // answered, then the connection ends
     res.status = reply.status;
     if (!reply.etag.empty()) res.set_header("ETag", reply.etag);
     res.set_header("Cache-Control", reply.cache_control);
@@ -406,38 +560,85 @@ int serve(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, co
       res.set_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
     if (reply.status != 304) res.set_content(reply.body, reply.content_type);
   };
-  // Every method reaches the API, which answers 405 where a method does not apply; bodies are read (up to
-  // the limit) before a handler runs, so the connection stays in step.
-  httplib::Server::Handler any = handler;
-  server.Get(".*", any);
-  server.Post(".*", any);
-  server.Put(".*", any);
-  server.Patch(".*", any);
-  server.Delete(".*", any);
-  server.Options(".*", any);
-  // A request without Content-Length or Transfer-Encoding has no body (RFC 9112, 6.3); httplib 0.11 would
-  // read a POST's body until the client closes, so such requests are answered before it tries.
-  server.set_pre_routing_handler([any](const httplib::Request& req, httplib::Response& res) {
-    bool may_have_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH" || req.method == "DELETE";
-    if (!may_have_body || req.has_header("Content-Length") || req.has_header("Transfer-Encoding"))
+  // GET, HEAD and OPTIONS carry no body httplib reads; the methods that do read theirs through a content
+  // reader, which stops at the body limit, however the body is framed.
+  httplib::Server::Handler without_body = [answer](const httplib::Request& req, httplib::Response& res) {
+    answer(req, res, "");
+  };
+  httplib::Server::HandlerWithContentReader with_body =
+      [answer, &limits](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+        std::string body;
+        bool too_large = false;
+        bool whole = read([&](const char* data, size_t n) {
+          if (body.size() + n > limits.max_body) {
+            too_large = true;
+            return false;
+          }
+          body.append(data, n);
+          return true;
+        });
+        if (too_large) return set_error(res, 413, generic_message(413, req, limits));
+        if (!whole) {
+#if ARCHDB_OWN_CONNECTIONS
+          if (tl_stream && tl_stream->timed_out()) return set_error(res, 408, request_timeout_message(limits));
+          if (tl_stream && tl_stream->over_budget()) return set_error(res, 413, generic_message(413, req, limits));
+#endif
+          return set_error(res, 400, "malformed request body (the chunked framing, or its Content-Encoding)");
+        }
+        answer(req, res, std::move(body));
+      };
+  server.Get(".*", without_body);
+  server.Options(".*", without_body);
+  server.Post(".*", with_body);
+  server.Put(".*", with_body);
+  server.Patch(".*", with_body);
+  server.Delete(".*", with_body);
+  // Before routing (and before any body is read): the body's framing is judged; a request without
+  // Content-Length or Transfer-Encoding has no body (RFC 9112, 6.3), which httplib 0.11 would read until the
+  // client closes; TRACE and CONNECT, which httplib parses but routes nowhere, reach the API (405 with Allow).
+  server.set_pre_routing_handler([without_body, &limits](const httplib::Request& req, httplib::Response& res) {
+    tl_close = false;  // a new request (with the library's own connections, nothing else resets it)
+    Framing framing;
+    if (auto bad = bad_framing(req, limits, framing)) {
+      set_error(res, bad->first, bad->second);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const std::string& m = req.method;
+    bool reads_body = m == "POST" || m == "PUT" || m == "PATCH" || m == "DELETE";
+    if (!reads_body) {
+      if (framing.has_body) tl_close = true;  // unread, the body must not be taken for the next request
+      if (m == "GET" || m == "HEAD" || m == "OPTIONS") return httplib::Server::HandlerResponse::Unhandled;
+      without_body(req, res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (req.has_header("Content-Length") || req.has_header("Transfer-Encoding"))
       return httplib::Server::HandlerResponse::Unhandled;
-    any(req, res);
+    without_body(req, res);
     return httplib::Server::HandlerResponse::Handled;
   });
 
-  // Errors httplib raises itself (malformed request, body over the limit, URI too long) get the same JSON
-  // body as ours; a request that broke the framing also ends its connection.
+  // Errors httplib raises itself (malformed request, URI too long, ...) get the same JSON body as ours, and
+  // end their connection.
   server.set_error_handler(httplib::Server::HandlerWithResponse([&limits](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours, already JSON
+    int status = res.status;
 #if ARCHDB_OWN_CONNECTIONS
-    if (tl_stream && tl_stream->timed_out()) res.status = 408;
-    if (tl_stream && tl_stream->over_budget()) res.status = 413;
+    if (tl_stream && tl_stream->timed_out()) status = 408;
+    else if (tl_stream && tl_stream->over_budget()) status = 413;
 #endif
-    tl_close = true;
-    res.set_header("Connection", "close");
-    res.set_content(error_body(res.status, generic_message(res.status, req, limits)), "application/json");
+    if (status == 400 && is_unknown_method(req)) status = 501;
+    set_error(res, status, generic_message(status, req, limits));
     return httplib::Server::HandlerResponse::Handled;
   }));
+  // Last before a response leaves: one coherent set of connection headers. httplib adds Keep-Alive unless it
+  // closes the connection itself; a response that ends its connection says only "Connection: close".
+  server.set_post_routing_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!tl_close && res.get_header_value("Connection") != "close") return;
+    res.headers.erase("Connection");
+    res.headers.erase("Keep-Alive");
+    res.set_header("Connection", "close");
+    tl_close = true;
+  });
   if (options.access_log)
     server.set_logger([](const httplib::Request& req, const httplib::Response& res) {
       std::fprintf(stderr, "%s %s %s %d %zu\n", req.remote_addr.c_str(), req.method.c_str(), req.target.c_str(),
@@ -458,8 +659,9 @@ int serve(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, co
   std::string shown = options.host.find(':') != std::string::npos ? "[" + options.host + "]" : options.host;
   std::printf("archdb serve: listening on http://%s:%d/\n", shown.c_str(), port);
   std::fflush(stdout);
-  std::fprintf(stderr, "archdb serve: %zu columns (%s), %u workers, read-only\n", source.current()->flavors.size(),
-               source.current()->etag.c_str(), threads);
+  auto first = source.current();
+  std::fprintf(stderr, "archdb serve: %zu columns (%s, loaded in %.0f ms), %u workers, read-only\n",
+               first->flavors.size(), first->etag.c_str(), first->load_ms, threads);
   source.start();
 
   std::atomic<bool> finished{false};

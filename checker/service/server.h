@@ -1,7 +1,7 @@
 // checker/service/server.h — `archdb serve`: the read-only HTTP service over the database (cpp-httplib), with
-// connections held to deadlines (a slow or silent client is cut off and cannot hold the server), a pool of
-// connection workers sized to the process's CPUs, and a drain on SIGTERM/SIGINT: stop accepting, finish the
-// requests in flight, exit 0.
+// connections held to deadlines (a slow or silent client waits in the reception, is cut off at its deadline,
+// and never holds a worker), a pool of workers sized to the process's CPUs that serve whole requests, and a
+// drain on SIGTERM/SIGINT: stop accepting, finish the requests in flight, exit 0.
 #pragma once
 
 #include <memory>

@@ -71,7 +71,9 @@ std::vector<std::string> Snapshot::flavor_names() const {
   return out;
 }
 
-std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema, uint64_t generation) {
+std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema, uint64_t generation,
+                                              const std::shared_ptr<const Snapshot>& previous) {
+  const auto start = std::chrono::steady_clock::now();
   auto snap = std::make_shared<Snapshot>();
   snap->generation = generation;
   snap->loaded_at = utc_now();
@@ -88,6 +90,25 @@ std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema
     auto fd = std::make_shared<FlavorData>();
     fd->cells = store.cells(row.name);
     fd->index = ColumnIndex::load(store, row.name);
+    // The census goes into the snapshot with its column: a request never looks anything up in SQLite.
+    fd->index.census_store = nullptr;
+    if (fd->index.has_cells) {
+      std::shared_ptr<const CensusIndex> before;
+      if (previous)
+        if (const FlavorData* f = previous->flavor(row.name)) before = f->index.census;
+      fd->index.census = CensusIndex::load(store, row.name, before);
+      const CensusIndex& census = *fd->index.census;
+      fingerprint += "census " + census.source_digest + '\n';
+      if (census.source_digest.empty())
+        for (const auto& [name, groups] : census.by_name)
+          for (const auto& g : groups) {
+            fingerprint += name + '\x1e';
+            fingerprint_cell(fingerprint, g.cell);
+            fingerprint += g.lowered_to;
+            for (uint16_t t : g.targets) fingerprint += census.processors[t] + ',';
+            fingerprint += '\n';
+          }
+    }
     fd->provenance = nlohmann::ordered_json::parse(row.provenance, nullptr, /*allow_exceptions=*/false);
     if (fd->provenance.is_discarded()) fd->provenance = row.provenance;
     if (row.run_id) {
@@ -113,6 +134,7 @@ std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema
   }
   tx.commit();
   snap->etag = "W/\"" + digest_hex(fingerprint) + "\"";
+  snap->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return snap;
 }
 
@@ -121,7 +143,7 @@ SnapshotSource::SnapshotSource(std::unique_ptr<Store> store, std::shared_ptr<con
   // Read-only from here on: this connection refuses any write.
   exec(store_->handle(), "PRAGMA query_only = 1");
   seen_version_ = data_version();
-  current_ = load_snapshot(*store_, *schema_, 1);
+  current_ = load_snapshot(*store_, *schema_, 1, nullptr);
 }
 
 SnapshotSource::~SnapshotSource() { stop(); }
@@ -147,17 +169,21 @@ bool SnapshotSource::refresh() {
     int64_t v = data_version();
     if (v == seen_version_) return false;
     uint64_t generation = current()->generation + 1;
-    auto snap = load_snapshot(*store_, *schema_, generation);
+    auto snap = load_snapshot(*store_, *schema_, generation, current());
     seen_version_ = v;
     std::lock_guard<std::mutex> lock(mutex_);
     current_ = std::move(snap);
     last_error_.clear();
     return true;
   } catch (const std::exception& e) {
-    // Keep serving the last whole snapshot; say why it is not newer.
+    // Keep serving the last whole snapshot; say why it is not newer (on stderr as it is; in /v1/status with
+    // the database named by its file name: a response shows no path of this machine).
+    std::string why = e.what();
+    const std::string full = store_->path().string(), shown = store_->path().filename().string();
+    for (size_t at; !full.empty() && (at = why.find(full)) != std::string::npos;) why.replace(at, full.size(), shown);
     std::lock_guard<std::mutex> lock(mutex_);
-    if (last_error_ != e.what()) std::fprintf(stderr, "archdb serve: cannot reload the database: %s\n", e.what());
-    last_error_ = e.what();
+    if (last_error_ != why) std::fprintf(stderr, "archdb serve: cannot reload the database: %s\n", e.what());
+    last_error_ = why;
     return false;
   }
 }

@@ -1,7 +1,8 @@
 // checker/service/snapshot.h — what the service answers from: an immutable in-memory copy of every column
 // in the database, read in one SQLite read transaction, so a request sees each column whole — the one
-// before a concurrent `regen` or the one after, never a mix. A watcher thread notices commits by other
-// connections (PRAGMA data_version) and publishes a fresh snapshot; requests never touch SQLite.
+// before a concurrent `regen` or the one after, never a mix; the census cells the checker falls back on are
+// read in the same transaction. A watcher thread notices commits by other connections (PRAGMA data_version)
+// and publishes a fresh snapshot; requests never touch SQLite.
 #pragma once
 
 #include <atomic>
@@ -34,7 +35,8 @@ struct FlavorData {
   std::vector<std::string> keys;              // sorted, unique
   std::vector<std::string> targets;           // wired order, then any other target the column holds
   std::map<std::string, int> counts;          // status name -> cells
-  ColumnIndex index;                          // for the checker (empty for imported columns: never evidence)
+  ColumnIndex index;                          // for the checker, with the flavor's census (empty for imported
+                                              // columns: never evidence)
 
   const Cell* find(const std::string& key, const std::string& target) const;
   // The cells of one key (a contiguous run of `cells`), empty if none.
@@ -45,6 +47,7 @@ struct Snapshot {
   uint64_t generation = 0;         // 1 for the first snapshot of this process, then +1 per reload
   std::string etag;                // a digest of everything loaded: equal content, equal tag
   std::string loaded_at;           // UTC, ISO 8601
+  double load_ms = 0;              // how long reading it took
   std::vector<std::shared_ptr<const FlavorData>> flavors;  // by LLVM major, imported ones last
 
   const FlavorData* flavor(const std::string& name) const;
@@ -57,8 +60,10 @@ struct Schema {
   TargetList targets;
 };
 
-// Reads one snapshot from `store` in a single read transaction.
-std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema, uint64_t generation);
+// Reads one snapshot from `store` in a single read transaction. What has not changed since `previous` (a
+// census with the same stored digest) is shared with it rather than read again.
+std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema, uint64_t generation,
+                                              const std::shared_ptr<const Snapshot>& previous);
 
 // Owns the store connection (used by its watcher thread only) and the current snapshot.
 class SnapshotSource {
