@@ -105,6 +105,15 @@ inline llvm::StringRef processor_name(const llvm::SubtargetSubTypeKV& processor)
 #endif
 }
 
+// The name of one of a target's feature descriptions (LLVM 23 keeps it as an offset into a string table too).
+inline llvm::StringRef feature_name(const llvm::SubtargetFeatureKV& feature) {
+#if LLVM_VERSION_MAJOR >= 23
+  return feature.key();
+#else
+  return feature.Key;
+#endif
+}
+
 // MC set-up for in-process assembly, as llvm-mc does it.
 inline std::unique_ptr<llvm::MCContext> make_mc_context(const llvm::Triple& triple, const llvm::MCAsmInfo& asm_info,
                                                         const llvm::MCRegisterInfo& registers,

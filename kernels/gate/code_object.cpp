@@ -77,7 +77,7 @@ OccupancyLimits occupancy_limits(const std::string& processor, int64_t wavefront
   std::unique_ptr<llvm::MCSubtargetInfo> sti(compat::create_subtarget_info(amdgpu_target(), amdgpu_triple(), processor));
   auto has = [&](llvm::StringRef feature) {
     for (const llvm::SubtargetFeatureKV& kv : sti->getAllProcessorFeatures())
-      if (feature == kv.Key) return sti->getFeatureBits().test(kv.Value);
+      if (feature == compat::feature_name(kv)) return sti->getFeatureBits().test(kv.Value);
     return false;
   };
   const bool gfx90a = has("gfx90a-insts"), gfx10_plus = has("gfx10") || has("gfx11") || has("gfx12");
