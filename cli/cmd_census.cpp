@@ -28,7 +28,9 @@ struct CensusArgs {
   int jobs = 0;
   std::string only;
   std::string processors;
-  int timeout_s = 2;
+  int timeout_s = 10;
+  int cpu_budget_ms = 100;
+  int retry_cpu_budget_ms = 400;
   int retries = 1;
   int max_instantiations = 1;
   int max_candidates = 64;
@@ -104,6 +106,8 @@ int census_command(const Context& ctx, const CensusArgs& args) {
   options.processors = split_list(args.processors);
   options.jobs = args.jobs;
   options.timeout_s = args.timeout_s;
+  options.cpu_budget_ms = args.cpu_budget_ms;
+  options.retry_cpu_budget_ms = args.retry_cpu_budget_ms;
   options.retries = args.retries;
   options.max_instantiations = args.max_instantiations;
   options.max_candidates = args.max_candidates;
@@ -166,8 +170,17 @@ void add_census(CLI::App& app, Context& context, int& exit_code) {
   sub->add_option("--only", args->only, "measure only these intrinsics (comma-separated); not stored")->group("Partial");
   sub->add_option("--processors", args->processors, "measure only these processors (comma-separated); not stored")
       ->group("Partial");
-  sub->add_option("--timeout", args->timeout_s, "seconds a probe may take before it is a toolchain_timeout")
-      ->default_val(2)
+  sub->add_option("--cpu-budget", args->cpu_budget_ms,
+                  "milliseconds of CPU time a probe kernel's codegen may take before it is a toolchain_timeout")
+      ->default_val(100)
+      ->check(CLI::Range(1, 3600000));
+  sub->add_option("--retry-cpu-budget", args->retry_cpu_budget_ms,
+                  "the same for the retry of a crash or timeout (alone in a fresh worker)")
+      ->default_val(400)
+      ->check(CLI::Range(1, 3600000));
+  sub->add_option("--timeout", args->timeout_s,
+                  "wall-clock seconds a probe kernel may take whatever its CPU time (a hang that does not compute)")
+      ->default_val(10)
       ->check(CLI::Range(1, 3600));
   sub->add_option("--retries", args->retries, "retries of each non-answer")->default_val(1)->check(CLI::Range(0, 5));
   sub->add_option("--max-instantiations", args->max_instantiations,

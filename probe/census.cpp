@@ -198,6 +198,8 @@ CensusRun run_census(const CensusOptions& options) {
   probe.targets = processors;
   probe.jobs = options.jobs;
   probe.timeout_s = options.timeout_s;
+  probe.cpu_budget_ms = options.cpu_budget_ms;
+  probe.retry_cpu_budget_ms = options.retry_cpu_budget_ms;
   probe.retries = options.retries;
   probe.immarg_sweep = options.immarg_sweep;
   probe.progress = options.progress;
@@ -290,6 +292,8 @@ CensusRun run_census(const CensusOptions& options) {
   prov.package = tc.package;
   prov.prerelease = tc.prerelease;
   nlohmann::ordered_json posing = probe_provenance(probe).posing();
+  posing["cpu_budget_ms"] = options.cpu_budget_ms;
+  posing["retry_cpu_budget_ms"] = options.retry_cpu_budget_ms;
   posing["candidates"] = kCandidateSet;
   posing["max_instantiations"] = static_cast<int>(wanted);
   posing["max_candidates"] = options.max_candidates;

@@ -53,7 +53,11 @@ struct CensusOptions {
   std::vector<std::string> intrinsics;    // only these (exact names); empty: every llvm.amdgcn.* intrinsic
   std::vector<std::string> processors;    // only these; empty: every gfx processor
   int jobs = 0;
-  int timeout_s = 2;                      // per probe (the catalog's is 60 s; see README "The census")
+  // Budgets per probe kernel (see README "The census"): CPU time on the first attempt and on the retry of a
+  // crash or hang, and a wall-clock backstop for a hang that does not spend CPU (the catalog's is 60 s).
+  int cpu_budget_ms = 100;
+  int retry_cpu_budget_ms = 400;
+  int timeout_s = 10;
   int retries = 1;
   std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
   int max_instantiations = 1;             // per overloaded intrinsic

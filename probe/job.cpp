@@ -37,6 +37,7 @@ nlohmann::json job_to_json(const Job& job) {
   return {{"kind", job.kind == Job::Kind::kResolve ? "resolve" : "compile"},
           {"target", job.target},
           {"timeout", job.timeout_s},
+          {"cpu_budget_ms", job.cpu_budget_ms},
           {"hang", job.hang_function},
           {"recover", job.recover_refusals},
           {"sweep", job.immarg_sweep},
@@ -49,6 +50,7 @@ Job job_from_json(const nlohmann::json& j) {
   job.kind = j.at("kind").get<std::string>() == "resolve" ? Job::Kind::kResolve : Job::Kind::kCompile;
   job.target = j.at("target").get<std::string>();
   job.timeout_s = j.at("timeout").get<int>();
+  job.cpu_budget_ms = j.value("cpu_budget_ms", 0);
   job.hang_function = j.at("hang").get<std::string>();
   job.recover_refusals = j.at("recover").get<bool>();
   job.immarg_sweep = j.at("sweep").get<std::vector<int64_t>>();

@@ -29,6 +29,9 @@ struct Job {
   std::string target;            // compile: the processor
   std::vector<JobItem> items;
   int timeout_s = 60;            // per item: a worker that makes no progress for this long is stopped
+  // compile, per item: CPU time (user and system) codegen may spend on one kernel before it is a hang; 0: only
+  // timeout_s. CPU time, not wall time: on a shared machine a kernel's wall time is other processes' too.
+  int cpu_budget_ms = 0;
   std::string hang_function;     // test hook: this kernel never finishes (an injected hang)
   std::vector<int64_t> immarg_sweep;  // resolve: immediates to try where the verifier refuses 0
   bool recover_refusals = true;  // a lowering refusal is reported and the worker goes on (worker.cpp)

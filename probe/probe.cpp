@@ -363,6 +363,7 @@ class ProbeRun {
     job.kind = Job::Kind::kCompile;
     job.target = target;
     job.timeout_s = options_.timeout_s;
+    job.cpu_budget_ms = retrying_ ? options_.retry_cpu_budget_ms : options_.cpu_budget_ms;
     job.hang_function = hang_function_;
     job.recover_refusals = !options_.strict_isolation;
     job.emit_object = emitting_objects_;
@@ -622,6 +623,7 @@ class ProbeRun {
   // nothing else running.
   void retry_and_baseline_phase() {
     size_t batch = static_cast<size_t>(std::max(1, options_.batch_size));
+    retrying_ = true;
     for (int round = 0; round < options_.retries; ++round) {
       std::vector<int> retries = retry_items();
       if (retries.empty()) break;
@@ -648,6 +650,7 @@ class ProbeRun {
         WorkerPool::run_together({{serial_pool_.get(), &serial}, {pool_.get(), &parallel}});
       }
     }
+    retrying_ = false;
     std::vector<int> baselines = baseline_items();
     if (baselines.empty()) return;
     phase_ = "baselines";
@@ -841,6 +844,7 @@ class ProbeRun {
   ProbeStats stats_;
   int planned_ = 0, done_ = 0;
   const char* phase_ = "probing";
+  bool retrying_ = false;  // jobs now submitted are retries (their CPU budget is the retry's)
 };
 
 }  // namespace

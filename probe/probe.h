@@ -7,7 +7,8 @@
 //      a worker that LLVM kills is replaced and the batch goes on without the function that killed it;
 //   3. sweep: a negative whose declaration has integer immarg operands is probed again with each value
 //      of the sweep; the first that lowers is recorded as imm;
-//   4. retry: every non-answer (crash, timeout) is probed once more, alone and serially.
+//   4. retry: every non-answer (crash, timeout) is probed once more, alone and serially (with the retry's
+//      CPU budget, where one is set).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,10 @@ struct ProbeOptions {
   std::vector<std::string> targets;    // processors to probe, in the wired order
   int jobs = 0;                        // workers at once; 0: as many CPUs as this process may use
   int timeout_s = 60;                  // per probe
+  // CPU time a probe kernel's codegen may take before it is a toolchain_timeout (job.h), on the first
+  // attempt and on the retry; 0: only timeout_s. The census sets them; a column keeps to timeout_s.
+  int cpu_budget_ms = 0;
+  int retry_cpu_budget_ms = 0;
   int retries = 1;                     // serial retries of each non-answer
   std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
   int batch_size = 12;                 // probe kernels per compile job (small: a refusal restarts the rest)

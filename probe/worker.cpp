@@ -4,6 +4,7 @@
 #include <malloc.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -39,6 +40,7 @@ namespace {
 
 int g_out = -1;
 int g_timeout_s = 60;
+int g_cpu_budget_ms = 0;
 
 // Lowering refusals recovered inside this worker (see run_compile). Set while a compile runs under a
 // CrashRecoveryContext that may be unwound.
@@ -177,6 +179,31 @@ void on_alarm(int) {
   ::_exit(kWorkerExitTimeout);
 }
 
+void on_cpu_budget(int) {
+  char msg[64];
+  std::snprintf(msg, sizeof msg, "no answer within %d ms of CPU time", g_cpu_budget_ms);
+  last_words("timeout", msg);
+  ::_exit(kWorkerExitTimeout);
+}
+
+// A kernel's budgets start again: the wall-clock alarm and, where the job sets one, the CPU-time budget
+// (ITIMER_PROF counts this process's user and system time; a worker is one thread).
+void arm_budgets() {
+  ::alarm(static_cast<unsigned>(g_timeout_s));
+  if (g_cpu_budget_ms > 0) {
+    itimerval budget{};
+    budget.it_value.tv_sec = g_cpu_budget_ms / 1000;
+    budget.it_value.tv_usec = static_cast<suseconds_t>(g_cpu_budget_ms % 1000) * 1000;
+    ::setitimer(ITIMER_PROF, &budget, nullptr);
+  }
+}
+
+void disarm_budgets() {
+  ::alarm(0);
+  itimerval none{};
+  ::setitimer(ITIMER_PROF, &none, nullptr);
+}
+
 void install_handlers() {
   // Lowering refusals unwind through LLVM's own crash-recovery context; its signal handlers are replaced
   // by ours just below, so a real crash still ends the worker.
@@ -196,6 +223,11 @@ void install_handlers() {
   alarm.sa_flags = SA_ONSTACK;
   sigemptyset(&alarm.sa_mask);
   ::sigaction(SIGALRM, &alarm, nullptr);
+  struct sigaction cpu {};
+  cpu.sa_handler = on_cpu_budget;
+  cpu.sa_flags = SA_ONSTACK;
+  sigemptyset(&cpu.sa_mask);
+  ::sigaction(SIGPROF, &cpu, nullptr);
   llvm::install_fatal_error_handler(on_fatal_error);
   llvm::install_bad_alloc_error_handler(on_bad_alloc);
 }
@@ -312,7 +344,7 @@ class ReportFunctionPass : public llvm::FunctionPass {
     }
     if (job_.emit_object) {
       // The object is whole only when the run ends; compile_remaining reports it then.
-      ::alarm(static_cast<unsigned>(g_timeout_s));
+      arm_budgets();
       return false;
     }
     std::string chunk(text_.data() + consumed_, text_.size() - consumed_);
@@ -342,7 +374,7 @@ class ReportFunctionPass : public llvm::FunctionPass {
     if (diag != diagnostics_.first_error.end()) j["error"] = diag->second;
     g_finished->insert(name);
     send(j);
-    ::alarm(static_cast<unsigned>(g_timeout_s));
+    arm_budgets();
     return false;
   }
 
@@ -400,11 +432,11 @@ bool compile_remaining(const Job& job, const TargetResources& resources, std::se
 
   const void* stack = llvm::SavePrettyStackState();
   llvm::CrashRecoveryContext recovery;
-  ::alarm(static_cast<unsigned>(g_timeout_s));
+  arm_budgets();
   g_may_recover = job.recover_refusals;
   bool completed = recovery.RunSafely([&] { passes->run(*module); });
   g_may_recover = false;
-  ::alarm(0);
+  disarm_budgets();
   if (!completed) {
     llvm::RestorePrettyStackState(stack);  // the unwound frames' entries are gone with them
     ++g_abandoned;
@@ -469,6 +501,7 @@ void run_worker(int in_fd, int out_fd, const std::map<std::string, TargetResourc
     Job job = job_from_json(nlohmann::json::parse(buffer.substr(0, nl)));
     buffer.erase(0, nl + 1);
     g_timeout_s = job.timeout_s > 0 ? job.timeout_s : 60;
+    g_cpu_budget_ms = job.kind == Job::Kind::kCompile ? job.cpu_budget_ms : 0;
     if (job.kind == Job::Kind::kResolve) {
       run_resolve(job, flavor_label);
     } else {

@@ -88,6 +88,29 @@ TEST(Census, AnIntrinsicThatCannotBeInstantiatedIsNotProbedWithItsReason) {
   EXPECT_EQ(run.census.provenance.not_probed, 1);
 }
 
+// LLVM 22 and 23 hang in instruction selection on sdot2 for the SI processors (the committed census's
+// timeouts); the budget is CPU time, so the hang is found in a fraction of a second, and found again the same.
+TEST(Census, AHangSpendsItsCpuBudgetAndEveryRunGivesTheSameAnswer) {
+  auto census_of_sdot2 = [] {
+    CensusOptions o;
+    o.flavor = linked_toolchain().flavor();
+    o.intrinsics = {"llvm.amdgcn.sdot2"};
+    o.processors = {"gfx600", "gfx906"};
+    return run_census(o);
+  };
+  CensusRun first = census_of_sdot2();
+  ASSERT_TRUE(first.probe_errors.empty()) << first.probe_errors.front();
+  const Cell* hang = first.census.find("llvm.amdgcn.sdot2", "gfx600");
+  ASSERT_NE(hang, nullptr);
+  EXPECT_EQ(hang->status, Status::kToolchainTimeout);
+  // The retry's budget, not the wall-clock backstop, ended it.
+  EXPECT_EQ(hang->evidence.rfind("no answer within 400 ms of CPU time in pass '", 0), 0u) << hang->evidence;
+  EXPECT_EQ(first.census.find("llvm.amdgcn.sdot2", "gfx906")->status, Status::kOk);
+  EXPECT_EQ(first.census.provenance.probe.at("cpu_budget_ms"), 100);
+  EXPECT_EQ(first.census.provenance.probe.at("retry_cpu_budget_ms"), 400);
+  EXPECT_EQ(census_of_sdot2().census.cells, first.census.cells);
+}
+
 TEST(Census, ASmallCensusStoresExportsAndRoundTrips) {
   const CensusRun& run = small_census();
   const Census& census = run.census;
