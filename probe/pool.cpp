@@ -107,8 +107,8 @@ int usable_cpus() {
   return n;
 }
 
-WorkerPool::WorkerPool(int workers, const std::map<std::string, TargetResources>& resources, std::string flavor_label)
-    : workers_(workers > 0 ? workers : 1), resources_(resources), flavor_label_(std::move(flavor_label)) {
+WorkerPool::WorkerPool(int workers, std::shared_ptr<Zygote> zygote)
+    : workers_(workers > 0 ? workers : 1), zygote_(std::move(zygote)) {
   // A worker may be gone when we hand it a job; we learn that from its end-of-file, not from SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
 }
@@ -119,8 +119,10 @@ WorkerPool::~WorkerPool() {
     if (w->job) ::kill(w->pid, SIGKILL);
   }
   for (auto& w : live_) {
-    int status;
-    while (::waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {
+    try {
+      zygote_->reap(w->pid);
+    } catch (const Error&) {
+      // The zygote is gone, and its workers with it (they die with their parent).
     }
     ::close(w->out_fd);
     ::close(w->err_fd);
@@ -140,24 +142,8 @@ void WorkerPool::spawn() {
     throw internal_error(std::string("pipe: ") + std::strerror(errno));
   int err_fd = ::memfd_create("archdb-worker-stderr", MFD_CLOEXEC);
   if (err_fd < 0) throw internal_error(std::string("memfd_create: ") + std::strerror(errno));
-  const pid_t parent = ::getpid();
-  std::fflush(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) throw internal_error(std::string("fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(1);
-    // Jobs arrive on stdin; LLVM's and the C library's complaints land in the memfd.
-    ::dup2(to_child[0], 0);
-    ::dup2(err_fd, 2);
-    int devnull = ::open("/dev/null", O_WRONLY);
-    ::dup2(devnull, 1);
-    int out = ::dup(from_child[1]);
-    // Other workers' pipes must not stay open in this one, or their ends would never be seen.
-    if (out > 3) ::close_range(3, static_cast<unsigned>(out - 1), 0);
-    ::close_range(static_cast<unsigned>(out + 1), ~0U, 0);
-    run_worker(0, out, resources_, flavor_label_);
-  }
+  // Jobs arrive on its stdin; LLVM's and the C library's complaints land in the memfd.
+  pid_t pid = zygote_->spawn(to_child[0], from_child[1], err_fd);
   ::close(to_child[0]);
   ::close(from_child[1]);
   auto w = std::make_unique<Worker>();
@@ -218,9 +204,7 @@ void WorkerPool::finish_dead_job(Worker& w, const Callbacks& callbacks, int stat
 }
 
 void WorkerPool::reap(Worker& w, const Callbacks& callbacks) {
-  int status = 0;
-  while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  int status = zygote_->reap(w.pid);
   ::close(w.in_fd);
   ::close(w.out_fd);
   finish_dead_job(w, callbacks, status, true);

@@ -1,6 +1,6 @@
 // probe/pool.h — the parent side of the workers: as many forked workers as this process may use, each
 // taking jobs one after another over a pipe; a worker LLVM kills is replaced. In the manner of
-// llvm-exegesis's sub-process executor.
+// llvm-exegesis's sub-process executor. The workers are forked by a zygote (zygote.h), which pools share.
 #pragma once
 
 #include <deque>
@@ -15,6 +15,7 @@
 
 #include "probe/job.h"
 #include "probe/worker.h"
+#include "probe/zygote.h"
 
 namespace archdb {
 
@@ -29,8 +30,8 @@ class WorkerPool {
     std::function<void()> on_tick;                              // now and then, for progress
   };
 
-  // `resources` must outlive the pool; workers are forked with them in place.
-  WorkerPool(int workers, const std::map<std::string, TargetResources>& resources, std::string flavor_label);
+  // Workers are forked by `zygote`, which must outlive the pool's workers (a pool holds it).
+  WorkerPool(int workers, std::shared_ptr<Zygote> zygote);
   ~WorkerPool();  // idle workers are told to stop and reaped
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -58,8 +59,7 @@ class WorkerPool {
   void service(const std::vector<short>& revents, const Callbacks& callbacks);
 
   int workers_;
-  const std::map<std::string, TargetResources>& resources_;
-  std::string flavor_label_;
+  std::shared_ptr<Zygote> zygote_;
   std::deque<Job> pending_;
   std::optional<Job> warm_up_;
   int spares_ = 0;

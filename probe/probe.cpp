@@ -188,8 +188,10 @@ class ProbeRun {
       resources_[cpu] = TargetResources{machine.get(), assemblers_[cpu].get()};
       machines_.push_back(std::move(machine));
     }
-    pool_ = std::make_unique<WorkerPool>(workers_, resources_, label_);
-    serial_pool_ = std::make_unique<WorkerPool>(1, resources_, label_);
+    // Forked now, while this process holds little but the target machines the workers need.
+    auto zygote = std::make_shared<Zygote>(resources_, label_);
+    pool_ = std::make_unique<WorkerPool>(workers_, zygote);
+    serial_pool_ = std::make_unique<WorkerPool>(1, zygote);
     if (!known_.empty()) {
       // Retries run one at a time and most crash again: while one runs, a spare warms up on an idle CPU.
       Job warm;
