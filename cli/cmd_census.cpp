@@ -29,8 +29,8 @@ struct CensusArgs {
   std::string only;
   std::string processors;
   int timeout_s = 10;
-  int cpu_budget_ms = 100;
-  int retry_cpu_budget_ms = 400;
+  int cpu_budget_ms = 50;
+  int retry_cpu_budget_ms = 200;
   int retries = 1;
   int max_instantiations = 1;
   int max_candidates = 64;
@@ -131,6 +131,8 @@ int census_command(const Context& ctx, const CensusArgs& args) {
               "(largest process)\n",
               run.seconds, phases.c_str(), run.stats.workers, run.stats.worker_deaths, run.stats.sweep_probes,
               run.stats.retried, peak_mib());
+  std::printf("the slowest kernel answered took %.1f ms of CPU time (budgets %d ms, %d ms on the retry)\n",
+              run.stats.slowest_answer_cpu_ms, options.cpu_budget_ms, options.retry_cpu_budget_ms);
   if (!run.probe_errors.empty()) {
     for (const auto& p : run.probe_errors) std::fprintf(stderr, "archdb: probe_error: %s\n", p.c_str());
     throw Error(kExitProbeFailed, std::to_string(run.probe_errors.size()) +
@@ -172,11 +174,11 @@ void add_census(CLI::App& app, Context& context, int& exit_code) {
       ->group("Partial");
   sub->add_option("--cpu-budget", args->cpu_budget_ms,
                   "milliseconds of CPU time a probe kernel's codegen may take before it is a toolchain_timeout")
-      ->default_val(100)
+      ->default_val(50)
       ->check(CLI::Range(1, 3600000));
   sub->add_option("--retry-cpu-budget", args->retry_cpu_budget_ms,
                   "the same for the retry of a crash or timeout (alone in a fresh worker)")
-      ->default_val(400)
+      ->default_val(200)
       ->check(CLI::Range(1, 3600000));
   sub->add_option("--timeout", args->timeout_s,
                   "wall-clock seconds a probe kernel may take whatever its CPU time (a hang that does not compute)")

@@ -412,6 +412,7 @@ class ProbeRun {
       Attempt& a = attempt(id);
       a.reported = true;
       a.item = j;
+      stats_.slowest_answer_cpu_ms = std::max(stats_.slowest_answer_cpu_ms, j.value("cpu_ms", 0.0));
       ++done_;
     };
     cb.on_end = [this, &pool](const Job& job, const WorkerEnd& end) { on_compile_end(pool, job, end); };

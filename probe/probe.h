@@ -54,6 +54,7 @@ struct ProbeStats {
   int worker_deaths = 0;
   int sweep_probes = 0;
   int retried = 0;
+  double slowest_answer_cpu_ms = 0;  // the most CPU time a kernel that was answered took (its codegen)
   double seconds = 0;
   std::vector<std::pair<std::string, double>> phases;  // wall seconds of each phase, in order
 };

@@ -41,6 +41,7 @@ namespace {
 int g_out = -1;
 int g_timeout_s = 60;
 int g_cpu_budget_ms = 0;
+timespec g_budget_start{};  // this process's CPU time when the current kernel's budgets started
 
 // Lowering refusals recovered inside this worker (see run_compile). Set while a compile runs under a
 // CrashRecoveryContext that may be unwound.
@@ -189,6 +190,7 @@ void on_cpu_budget(int) {
 // A kernel's budgets start again: the wall-clock alarm and, where the job sets one, the CPU-time budget
 // (ITIMER_PROF counts this process's user and system time; a worker is one thread).
 void arm_budgets() {
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &g_budget_start);
   ::alarm(static_cast<unsigned>(g_timeout_s));
   if (g_cpu_budget_ms > 0) {
     itimerval budget{};
@@ -196,6 +198,14 @@ void arm_budgets() {
     budget.it_value.tv_usec = static_cast<suseconds_t>(g_cpu_budget_ms % 1000) * 1000;
     ::setitimer(ITIMER_PROF, &budget, nullptr);
   }
+}
+
+// CPU time spent since the budgets were last armed, as ITIMER_PROF counts it.
+double budget_spent_ms() {
+  timespec now{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec - g_budget_start.tv_sec) * 1e3 +
+         static_cast<double>(now.tv_nsec - g_budget_start.tv_nsec) / 1e6;
 }
 
 void disarm_budgets() {
@@ -372,6 +382,7 @@ class ReportFunctionPass : public llvm::FunctionPass {
     }
     auto diag = diagnostics_.first_error.find(name);
     if (diag != diagnostics_.first_error.end()) j["error"] = diag->second;
+    j["cpu_ms"] = budget_spent_ms();  // how close an answered kernel came to its budget
     g_finished->insert(name);
     send(j);
     arm_budgets();
