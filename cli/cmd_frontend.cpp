@@ -433,6 +433,28 @@ int disagreements_command(const Context& ctx, const std::string& flavor, bool js
 
 }  // namespace
 
+// A mangled name the census did not measure (`llvm.amdgcn.cos.f64`) of an intrinsic it did measure under
+// another (`llvm.amdgcn.cos.f32`): an error saying so, not "unknown key" — and not the other's answer, which
+// says nothing of this one. The intrinsic is found by dropping the name's last dotted parts in turn.
+namespace {
+void refuse_unmeasured_instantiation(const Store& store, const std::vector<std::string>& flavors, const std::string& name) {
+  const std::string prefix = "llvm.amdgcn.";
+  const std::string full = name.rfind(prefix, 0) == 0 ? name : prefix + name;
+  std::string base = full;
+  for (size_t dot; (dot = base.rfind('.')) >= prefix.size();) {
+    base.resize(dot);
+    for (const auto& f : flavors) {
+      std::vector<std::string> measured;
+      for (const auto& i : find_census(store, f, base).instantiations)
+        if (i.intrinsic == base) measured.push_back(i.key);
+      if (measured.empty()) continue;
+      throw usage_error("'" + full + "' is not in the " + f + " census: it measured " + base + " as " +
+                        join(measured, ", ") + " only (one instantiation's answer says nothing of another's)");
+    }
+  }
+}
+}  // namespace
+
 bool query_census(const Context& ctx, const Store& store, const std::string& name,
                   const std::vector<std::string>& only_flavors, const std::vector<std::string>& only_targets, bool json) {
   std::vector<std::string> flavors = census_flavors(store);
@@ -447,7 +469,10 @@ bool query_census(const Context& ctx, const Store& store, const std::string& nam
     CensusMatch m = find_census(store, f, name);
     if (!m.instantiations.empty() || m.not_probed) found.push_back({f, std::move(m)});
   }
-  if (found.empty()) return false;
+  if (found.empty()) {
+    refuse_unmeasured_instantiation(store, flavors, name);
+    return false;
+  }
   auto shown = [&](const Cell& c) {
     return only_targets.empty() || std::find(only_targets.begin(), only_targets.end(), c.target) != only_targets.end();
   };

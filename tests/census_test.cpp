@@ -229,6 +229,17 @@ TEST(Census, QueryFallsBackToTheCensusOutsideTheCatalog) {
   EXPECT_EQ(key.exit_code, 0);
   EXPECT_EQ(key.out.find("census"), std::string::npos);
   EXPECT_EQ(test::run_archdb(ws.args({"query", "no.such.thing"})).exit_code, 2);
+  // An instantiation the census did not measure names the one it did, and gives no answer.
+  for (const char* name : {"llvm.amdgcn.cos.f64", "cos.f64"}) {
+    auto other = test::run_archdb(ws.args({"query", name}));
+    EXPECT_EQ(other.exit_code, 2) << name;
+    EXPECT_NE(other.err.find("'llvm.amdgcn.cos.f64' is not in the llvm22 census: it measured llvm.amdgcn.cos as "
+                             "llvm.amdgcn.cos.f32 only"),
+              std::string::npos)
+        << other.err;
+    EXPECT_EQ(std::count(other.err.begin(), other.err.end(), '\n'), 1) << other.err;
+    EXPECT_TRUE(other.out.empty()) << other.out;
+  }
 }
 
 TEST(Census, CheckFallsBackToTheCensusForIntrinsicsOutsideTheCatalog) {
