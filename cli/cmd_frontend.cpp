@@ -258,9 +258,22 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
   md += v.census ? " and the census" : "";
   md += v.frontend ? " and the front-end axis" : "";
   md += " of " + flavor + " (LLVM " + (v.census ? v.census->provenance.llvm_version : tc.llvm_version) +
-        "). Every reproducer is one line with stock LLVM tools (Debian names: `llc-N`, `llvm-mc-N`, `clang-N`); the "
-        "module is the probe's own, at -O0 as the probe compiles it. Processors after the first in a row answered "
-        "the same way; the reproducer names the first.\n\n";
+        "). Every reproducer is one line with stock LLVM tools (Debian names: `llc-N`, `llvm-mc-N`, `clang-N`), in a "
+        "shell block after its table, named in the table's row (R1, R2, ...): copy it as it stands. The module is the "
+        "probe's own, at -O0 as the probe compiles it. Processors after the first in a row answered the same way; "
+        "the reproducer names the first.\n\n";
+  // Reproducers go in shell blocks after each table, not in its cells, where `|` would have to be escaped.
+  int reproducers = 0;
+  std::string blocks;
+  auto reproducer_ref = [&](const std::string& title, const std::string& command) {
+    std::string name = "R" + std::to_string(++reproducers);
+    blocks += "#### " + name + ": " + title + "\n\n```sh\n" + command + "\n```\n\n";
+    return name;
+  };
+  auto flush_blocks = [&] {
+    md += blocks;
+    blocks.clear();
+  };
   auto section = [&](const std::string& title, const std::string& what, const std::vector<Finding>& found, bool to_mc) {
     size_t cells = 0;
     for (const auto& f : found) cells += f.cells;
@@ -277,7 +290,8 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       std::string why;
       std::string module = can_pose ? module_of(s, c, why) : "";
       std::string repro = module.empty() ? "(not posed: " + (can_pose ? why : "built against another LLVM") + ")"
-                                         : "`" + llc_reproducer(module, flavor, c.target, to_mc) + "`";
+                                         : reproducer_ref(c.intrinsic + " on " + c.target + ": " + f.what,
+                                                          llc_reproducer(module, flavor, c.target, to_mc));
       std::string cases;
       for (const auto& [subject, list] : f.cases) {
         std::vector<std::string> procs;
@@ -289,6 +303,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
             md_escape(repro) + " |\n";
     }
     md += "\n";
+    flush_blocks();
   };
   auto by_evidence = [](const Subject&, const Cell& c) { return finding_class(c); };
   auto by_family = [](const Subject&, const Cell& c) {
@@ -324,18 +339,21 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
             "|---|---|---|---|---|---|---|\n";
     for (const auto& x : d) {
       std::string why, llc = "(not posed)";
+      std::string title = x.key + " on " + x.target + ": " + x.kind;
+      std::string clang = reproducer_ref(title + " (front end)", clang_reproducer(x.call, flavor, x.target));
       if (can_pose) {
         auto s = by_name.find((x.be.source == "catalog" ? "catalog\t" + x.key : "census\t" + x.be.cell->key));
         if (s != by_name.end()) {
           std::string module = module_of(*s->second, *x.be.cell, why);
-          if (!module.empty()) llc = "`" + llc_reproducer(module, flavor, x.target, false) + "`";
+          if (!module.empty()) llc = reproducer_ref(title + " (back end)", llc_reproducer(module, flavor, x.target, false));
         }
       }
       md += "| " + x.key + " | " + x.target + " | " + x.kind + " | " + md_escape(fe_text(*x.fe)) + " | " +
             md_escape(std::string(status_name(x.be.cell->status)) + " (" + x.be.source + "): " + cell_detail(*x.be.cell)) +
-            " | `" + md_escape(clang_reproducer(x.call, flavor, x.target)) + "` | " + md_escape(llc) + " |\n";
+            " | " + clang + " | " + llc + " |\n";
     }
     md += "\n";
+    flush_blocks();
   }
   fs::path out = out_file.empty() ? fs::path(ctx.data) / flavor / "findings.md" : fs::path(out_file);
   write_file_atomically(out, md);

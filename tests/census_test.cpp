@@ -4,7 +4,11 @@
 // and the census fallback of `query` and `check`.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -389,6 +393,25 @@ TEST(Frontend, DisagreementsListBothSides) {
   EXPECT_NE(md.find("llc-22 -mtriple=amdgcn-amd-amdhsa -mcpu=gfx1201 -O0"), std::string::npos);
   EXPECT_NE(md.find("## LLVM crashes and hangs"), std::string::npos);
   EXPECT_NE(md.find("s.barrier.signal"), std::string::npos);  // the census's crash on gfx90a
+  // Each reproducer stands in a shell block as it is to be pasted (no table escapes); a crash's crashes llc.
+  std::string crash_block;
+  size_t blocks = 0;
+  for (size_t at = 0; (at = md.find("\n```sh\n", at)) != std::string::npos; ++blocks) {
+    at += 7;
+    std::string command = md.substr(at, md.find("\n```\n", at) - at);
+    EXPECT_EQ(command.find('\n'), std::string::npos) << command;
+    EXPECT_EQ(command.find("\\|"), std::string::npos) << command;
+    std::string heading = md.substr(0, at).substr(md.rfind("\n#### R", at) + 1);
+    if (crash_block.empty() && heading.find(": toolchain_crash: LLVM crashed: SIGSEGV") != std::string::npos)
+      crash_block = command;
+  }
+  EXPECT_GE(blocks, 3u);
+  ASSERT_FALSE(crash_block.empty()) << md.substr(0, 4000);
+  fs::path script = ws.dir / "reproduce.sh";
+  test::write(script, crash_block + "\n");
+  int status = std::system(("bash " + script.string() + " >/dev/null 2>&1").c_str());
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGSEGV) << "llc should crash as the probe's worker did";
 }
 
 }  // namespace
