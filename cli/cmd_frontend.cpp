@@ -451,10 +451,10 @@ int disagreements_command(const Context& ctx, const std::string& flavor, bool js
 
 }  // namespace
 
+namespace {
 // A mangled name the census did not measure (`llvm.amdgcn.cos.f64`) of an intrinsic it did measure under
 // another (`llvm.amdgcn.cos.f32`): an error saying so, not "unknown key" — and not the other's answer, which
 // says nothing of this one. The intrinsic is found by dropping the name's last dotted parts in turn.
-namespace {
 void refuse_unmeasured_instantiation(const Store& store, const std::vector<std::string>& flavors, const std::string& name) {
   const std::string prefix = "llvm.amdgcn.";
   const std::string full = name.rfind(prefix, 0) == 0 ? name : prefix + name;
