@@ -449,17 +449,14 @@ int disagreements_command(const Context& ctx, const std::string& flavor, bool js
   return kExitOk;
 }
 
-}  // namespace
-
-namespace {
 // A mangled name the census did not measure (`llvm.amdgcn.cos.f64`) of an intrinsic it did measure under
 // another (`llvm.amdgcn.cos.f32`): an error saying so, not "unknown key" — and not the other's answer, which
 // says nothing of this one. The intrinsic is found by dropping the name's last dotted parts in turn.
 void refuse_unmeasured_instantiation(const Store& store, const std::vector<std::string>& flavors, const std::string& name) {
-  const std::string prefix = "llvm.amdgcn.";
-  const std::string full = name.rfind(prefix, 0) == 0 ? name : prefix + name;
+  const std::string full = full_intrinsic_name(name);
+  const size_t prefix = full_intrinsic_name("").size();  // "llvm.amdgcn.": never dropped
   std::string base = full;
-  for (size_t dot; (dot = base.rfind('.')) >= prefix.size();) {
+  for (size_t dot; (dot = base.rfind('.')) >= prefix;) {
     base.resize(dot);
     for (const auto& f : flavors) {
       std::vector<std::string> measured;

@@ -106,10 +106,14 @@ void read_groups(Stmt& q, std::vector<Cell>& out, const std::string& target = ""
   }
 }
 
-std::string strip_prefix(const std::string& name) {
+}  // namespace
+
+std::string full_intrinsic_name(const std::string& name) {
   static const std::string kPrefix = "llvm.amdgcn.";
   return name.rfind(kPrefix, 0) == 0 ? name : kPrefix + name;
 }
+
+namespace {
 
 // The cells of one instantiation (cells[begin, end)) grouped as the committed form groups them.
 struct Group {
@@ -420,7 +424,7 @@ std::optional<Census> load_census(const Store& store, const std::string& flavor)
 CensusMatch find_census(const Store& store, const std::string& flavor, const std::string& name) {
   sqlite3* db = store.handle();
   CensusMatch m;
-  std::string full = strip_prefix(name);
+  std::string full = full_intrinsic_name(name);
   Stmt qi(db, "SELECT key, intrinsic, overload_types FROM census_instantiation WHERE flavor = ?1 AND "
                "(key = ?2 OR intrinsic = ?2) ORDER BY key");
   qi.bind(1, flavor).bind(2, full);

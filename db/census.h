@@ -99,6 +99,8 @@ struct CensusMatch {
   std::optional<CensusNotProbed> not_probed;
 };
 CensusMatch find_census(const Store& store, const std::string& flavor, const std::string& name);
+// `name` with the "llvm.amdgcn." prefix, added where it is left out ("cos" -> "llvm.amdgcn.cos").
+std::string full_intrinsic_name(const std::string& name);
 // One census cell by the instantiation's name (the intrinsic name a kernel's IR calls), looked up on demand.
 std::optional<Cell> census_cell(const Store& store, const std::string& flavor, const std::string& name,
                                 const std::string& target);

@@ -362,14 +362,9 @@ fs::path loaded_database(const Workspace& ws) {
 const std::vector<std::vector<std::string>> kGlanceCommands = {{"runs"}, {"query", "made.up"}};
 
 // Commands that read every cell of the column, and that write (so check the whole file before they do).
-// The import is of a small, valid rocke-v1 column written here (the peer's own files are not in a checkout).
 std::vector<std::vector<std::string>> whole_file_commands(const Workspace& ws) {
   fs::path peer = ws.dir / "peer.llvm22.json";
-  test::write(peer, R"({"schema": "rocke.intrinsic_arch_domain/v1",
-    "toolchain": {"flavor": "llvm22", "arches": ["gfx90a", "gfx942"]},
-    "keys": {"a.b": {"gfx90a": {"status": "ok", "verified_on": "llvm22"},
-                     "gfx942": {"status": "arch_absent", "verified_on": "llvm22", "evidence": "Cannot select"}}},
-    "canonical": {"a.b": "llvm.amdgcn.a.b"}})");
+  test::write(peer, test::kSmallRockeColumn);
   return {{"export", "--flavor", "llvm22", "--out", (ws.dir / "exported").string()},
           {"import", "--format", "rocke-v1", peer.string()}};
 }

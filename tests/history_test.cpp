@@ -91,11 +91,7 @@ TEST(Rocke, MalformedAndMislabelledFilesAreRefused) {
     }
     return "";
   };
-  std::string good = R"({"schema": "rocke.intrinsic_arch_domain/v1",
-    "toolchain": {"flavor": "llvm22", "arches": ["gfx90a", "gfx942"]},
-    "keys": {"a.b": {"gfx90a": {"status": "ok", "verified_on": "llvm22"},
-                     "gfx942": {"status": "arch_absent", "verified_on": "llvm22", "evidence": "Cannot select"}}},
-    "canonical": {"a.b": "llvm.amdgcn.a.b"}})";
+  std::string good = test::kSmallRockeColumn;
   EXPECT_EQ(error_of(good), "");
   auto with = [&](const std::string& from, const std::string& to) {
     std::string s = good;

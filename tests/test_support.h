@@ -35,4 +35,11 @@ std::filesystem::path source_dir();
 std::string read(const std::filesystem::path& p);
 void write(const std::filesystem::path& p, const std::string& text);
 
+// A small, valid rocke-v1 column (one key on two arches): the peer's own files are not in a checkout.
+inline constexpr const char* kSmallRockeColumn = R"({"schema": "rocke.intrinsic_arch_domain/v1",
+    "toolchain": {"flavor": "llvm22", "arches": ["gfx90a", "gfx942"]},
+    "keys": {"a.b": {"gfx90a": {"status": "ok", "verified_on": "llvm22"},
+                     "gfx942": {"status": "arch_absent", "verified_on": "llvm22", "evidence": "Cannot select"}}},
+    "canonical": {"a.b": "llvm.amdgcn.a.b"}})";
+
 }  // namespace archdb::test
