@@ -80,6 +80,9 @@ std::unique_ptr<Store> Store::open(const fs::path& path) {
   std::unique_ptr<Store> store(new Store(path, db));
   sqlite3_busy_timeout(db, 10000);
   sqlite3_extended_result_codes(db, 0);
+  // Processes opening a new database at once (a parallel build's first checks) take turns: switching a
+  // new file to WAL fails with SQLITE_BUSY, busy timeout or not, while another connection reads it.
+  SyncLock opening(path);
   store->check_header();
   exec(db, "PRAGMA journal_mode=WAL");
   exec(db, "PRAGMA synchronous=NORMAL");

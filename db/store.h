@@ -93,7 +93,8 @@ class Store {
 // one a regen is about to replace). Throws input_error naming the file on a corrupt column.
 void sync_store_from_data(Store& store, const std::filesystem::path& data_root, const std::string& except = "");
 
-// Held while a process brings a database up to date with data/: the processes that open one database at once
+// Held while a process opens a database (Store::open: a new file's switch to WAL and its migrations) and
+// while it brings one up to date with data/: the processes that open one database at once
 // (a parallel build's checks on a new database) sync one after another, and each finds the work of those
 // before it done, instead of all loading every column in turn under SQLite's write lock until its busy
 // timeout runs out. An flock on `<database>.sync-lock`; where that file cannot be made (a read-only folder)

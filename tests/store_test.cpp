@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 
 #include "db/column_files.h"
@@ -39,6 +43,54 @@ TEST(Store, CreatesAndMigratesInWalMode) {
   store.reset();
   EXPECT_EQ(pragma(dir / "a.sqlite", "PRAGMA journal_mode"), "wal");
   EXPECT_EQ(Store::open(dir / "a.sqlite")->schema_version(), schema_migrations().back().version);  // nothing twice
+}
+
+// A parallel build's first checks open a database that does not exist yet, all at the same moment: every one
+// of them opens it (SQLite's busy timeout does not cover switching a new file to WAL; the opens take turns).
+TEST(Store, ProcessesOpeningANewDatabaseAtOnceAllOpenIt) {
+  test::TempDir dir;
+  constexpr int kRounds = 30, kProcesses = 6;
+  int failures = 0;
+  std::string first_error;
+  for (int round = 0; round < kRounds; ++round) {
+    std::filesystem::path db = dir / ("r" + std::to_string(round) + ".sqlite");
+    int start[2], errors[2];
+    ASSERT_EQ(::pipe(start), 0);
+    ASSERT_EQ(::pipe(errors), 0);
+    std::vector<pid_t> children;
+    for (int i = 0; i < kProcesses; ++i) {
+      pid_t pid = ::fork();
+      ASSERT_GE(pid, 0);
+      if (pid == 0) {
+        ::close(start[1]);
+        char go;
+        if (::read(start[0], &go, 1) != 0) ::_exit(2);  // released together when the pipe closes
+        try {
+          Store::open(db);
+        } catch (const Error& e) {
+          std::string line = std::string(e.what()) + "\n";
+          if (::write(errors[1], line.data(), line.size()) < 0) ::_exit(3);
+          ::_exit(1);
+        }
+        ::_exit(0);
+      }
+      children.push_back(pid);
+    }
+    ::close(start[0]);
+    ::close(errors[1]);
+    ::close(start[1]);  // go
+    for (pid_t pid : children) {
+      int status = 0;
+      ::waitpid(pid, &status, 0);
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failures;
+    }
+    char buf[512];
+    ssize_t n = ::read(errors[0], buf, sizeof buf);
+    if (n > 0 && first_error.empty()) first_error.assign(buf, static_cast<size_t>(n));
+    ::close(errors[0]);
+    EXPECT_EQ(pragma(db, "PRAGMA journal_mode"), "wal");
+  }
+  EXPECT_EQ(failures, 0) << "of " << kRounds * kProcesses << " opens; the first: " << first_error;
 }
 
 TEST(Store, ReplacesAColumnInOneTransaction) {
