@@ -1,6 +1,8 @@
 // probe/assemble.cpp — in-process assembly with LLVM's MC layer, set up as llvm-mc does (see assemble.h).
 #include "probe/assemble.h"
 
+#include <set>
+
 #include <llvm/MC/MCAsmBackend.h>
 #include <llvm/MC/MCAsmInfo.h>
 #include <llvm/MC/MCCodeEmitter.h>
@@ -14,6 +16,7 @@
 #include <llvm/MC/MCStreamer.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/MCTargetOptions.h>
+#include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Object/ObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/SourceMgr.h>
@@ -32,26 +35,84 @@ struct Assembler::Tables {
   std::unique_ptr<llvm::MCInstrInfo> instructions;
 };
 
-std::vector<std::string> undefined_symbols(const std::string& object, std::string& error) {
-  std::vector<std::string> out;
+UndefinedByFunction undefined_symbols_by_function(const std::string& object, std::string& error) {
+  UndefinedByFunction out;
   auto file = llvm::object::ObjectFile::createObjectFile(llvm::MemoryBufferRef(object, "probe.o"));
   if (!file) {
     error = llvm::toString(file.takeError());
     return out;
   }
-  for (const auto& symbol : (*file)->symbols()) {
+  const auto* elf = llvm::dyn_cast<llvm::object::ELFObjectFileBase>(file->get());
+  if (!elf) {
+    error = "not an ELF object";
+    return out;
+  }
+  struct Function {
+    std::string name;
+    uint64_t section_index, begin, end;
+  };
+  std::vector<Function> functions;
+  std::vector<std::string> undefined;  // symbol-table order
+  for (const llvm::object::ELFSymbolRef symbol : elf->symbols()) {
     auto flags = symbol.getFlags();
-    if (!flags) {
-      llvm::consumeError(flags.takeError());
-      continue;
-    }
-    if (!(*flags & llvm::object::SymbolRef::SF_Undefined)) continue;
     auto name = symbol.getName();
-    if (!name) {
-      llvm::consumeError(name.takeError());
+    if (!flags || !name) {
+      if (!flags) llvm::consumeError(flags.takeError());
+      if (!name) llvm::consumeError(name.takeError());
       continue;
     }
-    if (!name->empty()) out.push_back(name->str());
+    if (*flags & llvm::object::SymbolRef::SF_Undefined) {
+      if (!name->empty()) undefined.push_back(name->str());
+      continue;
+    }
+    auto type = symbol.getType();
+    auto section = symbol.getSection();
+    auto address = symbol.getValue();
+    if (!type || !section || !address) {
+      if (!type) llvm::consumeError(type.takeError());
+      if (!section) llvm::consumeError(section.takeError());
+      if (!address) llvm::consumeError(address.takeError());
+      continue;
+    }
+    if (*type != llvm::object::SymbolRef::ST_Function || *section == elf->section_end()) continue;
+    functions.push_back({name->str(), (*section)->getIndex(), *address, *address + symbol.getSize()});
+    out.by_function[name->str()];
+  }
+  std::map<std::string, std::set<std::string>> referenced;  // function -> undefined symbols it names
+  std::set<std::string> attributed;
+  for (const auto& section : elf->sections()) {
+    auto relocated = section.getRelocatedSection();
+    if (!relocated) {
+      llvm::consumeError(relocated.takeError());
+      continue;
+    }
+    if (*relocated == elf->section_end()) continue;
+    uint64_t target_index = (*relocated)->getIndex();
+    for (const auto& relocation : section.relocations()) {
+      auto symbol = relocation.getSymbol();
+      if (symbol == elf->symbol_end()) continue;
+      auto flags = symbol->getFlags();
+      auto name = symbol->getName();
+      if (!flags || !name) {
+        if (!flags) llvm::consumeError(flags.takeError());
+        if (!name) llvm::consumeError(name.takeError());
+        continue;
+      }
+      if (!(*flags & llvm::object::SymbolRef::SF_Undefined) || name->empty()) continue;
+      uint64_t at = relocation.getOffset();
+      for (const auto& f : functions) {
+        if (f.section_index == target_index && at >= f.begin && at < f.end) {
+          referenced[f.name].insert(name->str());
+          attributed.insert(name->str());
+        }
+      }
+    }
+  }
+  out.all = undefined;
+  for (const auto& name : undefined) {
+    if (!attributed.count(name)) out.unattributed.push_back(name);
+    for (auto& [function, list] : out.by_function)
+      if (referenced[function].count(name)) list.push_back(name);
   }
   return out;
 }
@@ -114,7 +175,7 @@ AssemblyResult Assembler::assemble(const std::string& text) const {
   streamer.reset();  // finishes the object
 
   std::string error;
-  result.undefined_symbols = undefined_symbols(std::string(object.data(), object.size()), error);
+  result.undefined = undefined_symbols_by_function(std::string(object.data(), object.size()), error);
   if (!error.empty()) {
     result.errors.push_back("the assembler wrote an unreadable object: " + error);
     return result;

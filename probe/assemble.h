@@ -3,20 +3,28 @@
 // the symbols the object leaves undefined.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace archdb {
 
+// The symbols an ELF object references without defining, per function of an object that holds several: a
+// relocation inside a function's bytes that names an undefined symbol is that function's. `unattributed` lists any undefined symbol no such relocation
+// names (then only an object of one function tells whose it is). Lists are in symbol-table order.
+struct UndefinedByFunction {
+  std::map<std::string, std::vector<std::string>> by_function;  // every function of the object, even with none
+  std::vector<std::string> unattributed;
+  std::vector<std::string> all;  // of the whole object
+};
+UndefinedByFunction undefined_symbols_by_function(const std::string& object, std::string& error);
+
 struct AssemblyResult {
   std::vector<std::string> errors;             // "instruction not supported on this GPU: v_..."
-  std::vector<std::string> undefined_symbols;  // referenced, never defined
+  UndefinedByFunction undefined;               // the symbols the object references without defining
   bool object_written = false;
 };
-
-// The symbols an ELF object references without defining.
-std::vector<std::string> undefined_symbols(const std::string& object, std::string& error);
 
 class Assembler {
  public:

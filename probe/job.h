@@ -35,8 +35,8 @@ struct Job {
   std::string hang_function;     // test hook: this kernel never finishes (an injected hang)
   std::vector<int64_t> immarg_sweep;  // resolve: immediates to try where the verifier refuses 0
   bool recover_refusals = true;  // a lowering refusal is reported and the worker goes on (worker.cpp)
-  // One kernel, compiled straight to an ELF object by codegen's integrated assembler (no text): for a
-  // kernel whose printed assembly the MC assembler rejected, so that its object is still inspected.
+  // Kernels compiled straight to one ELF object by codegen's integrated assembler (no text): for kernels
+  // whose printed assembly the MC assembler rejected, so that their object is still inspected.
   bool emit_object = false;
 };
 

@@ -366,7 +366,7 @@ class ProbeRun {
     job.target = target;
     job.timeout_s = options_.timeout_s;
     job.cpu_budget_ms = retrying_ ? options_.retry_cpu_budget_ms : options_.cpu_budget_ms;
-    job.hang_function = hang_function_;
+    job.hang_function = retrying_ && options_.inject_hang_first_attempt_only ? "" : hang_function_;
     job.recover_refusals = !options_.strict_isolation;
     job.emit_object = emitting_objects_;
     for (int id : ids) {
@@ -533,6 +533,7 @@ class ProbeRun {
   // The sweep tries the values in order on each negative whose declaration has integer immarg operands,
   // and stops at the first value that lowers, or at the first value refused exactly as the default was
   // (immediates masked): a refusal that does not change with the immediate is not about the immediate.
+  // Each negative is swept once: those of the first attempts here, those of the retries after them.
   void sweep_phase() {
     struct Pending {
       size_t key;
@@ -549,7 +550,7 @@ class ProbeRun {
         const Attempt* a = find_attempt(target, k.function);
         if (!a) continue;
         Verdict v = verdict_of(*a);
-        if (v.status == Status::kArchAbsent)
+        if (v.status == Status::kArchAbsent && swept_.insert({i, target}).second)
           pending.push_back({i, target, mask_immediates(v.evidence), {probe_kernel_ir("x", k.resolution.shape, k.resolution.default_imm)}, true});
       }
     }
@@ -654,6 +655,9 @@ class ProbeRun {
       }
     }
     retrying_ = false;
+    // A probe that ran out of its budget and was refused on the retry is swept like any other refusal, so
+    // that its cell does not depend on how loaded the machine was on the first attempt.
+    sweep_phase();
     std::vector<int> baselines = baseline_items();
     if (baselines.empty()) return;
     phase_ = "baselines";
@@ -721,7 +725,7 @@ class ProbeRun {
     planned_ = static_cast<int>(ids.size());
     done_ = 0;
     emitting_objects_ = true;
-    run_compile_jobs(ids, false, 1);
+    run_compile_jobs(ids, false, static_cast<size_t>(std::max(1, options_.batch_size)));
     emitting_objects_ = false;
   }
 
@@ -841,6 +845,7 @@ class ProbeRun {
   std::map<std::string, std::map<std::string, Attempt>> attempts_;
   std::map<std::pair<size_t, std::string>, std::pair<int64_t, std::string>> sweep_solution_;
   std::map<std::pair<size_t, std::string>, std::vector<int64_t>> tried_values_;
+  std::set<std::pair<size_t, std::string>> swept_;  // (key, target) negatives the sweep has taken up
   std::string hang_function_;
   bool emitting_objects_ = false;  // compile jobs submitted now write objects (see object_phase)
   std::set<std::pair<std::string, std::string>> baselines_submitted_;  // (target, baseline function)

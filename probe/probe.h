@@ -8,7 +8,7 @@
 //   3. sweep: a negative whose declaration has integer immarg operands is probed again with each value
 //      of the sweep; the first that lowers is recorded as imm;
 //   4. retry: every non-answer (crash, timeout) is probed once more, alone and serially (with the retry's
-//      CPU budget, where one is set).
+//      CPU budget, where one is set); a retry refused is swept as in 3.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +35,7 @@ struct ProbeOptions {
   int batch_size = 12;                 // probe kernels per compile job (small: a refusal restarts the rest)
   std::string keep_ir_dir;             // if set, write <dir>/<key>.ll for every key's probe module
   std::string inject_hang_key;         // test hook: this key's probe kernel never finishes compiling
+  bool inject_hang_first_attempt_only = false;  // test hook: ... on its first attempt (the retry answers)
   bool progress = false;               // a progress line on stderr
   // A lowering refusal (LLVM's report_fatal_error declining to select or lower a kernel) is an answer: by
   // default the worker reports it and goes on with its other kernels. Strict isolation ends the worker

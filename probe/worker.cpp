@@ -324,6 +324,24 @@ class CrossCheckStackEntry : public llvm::PrettyStackTraceEntry {
   llvm::StringRef function_;
 };
 
+// Test hook (Job::hang_function): that kernel's codegen never ends, and never gets as far as deciding
+// anything; the alarm ends the worker.
+class InjectedHangPass : public llvm::FunctionPass {
+ public:
+  static char ID;
+  explicit InjectedHangPass(std::string function) : llvm::FunctionPass(ID), function_(std::move(function)) {}
+  llvm::StringRef getPassName() const override { return "archdb: injected hang"; }
+  bool runOnFunction(llvm::Function& f) override {
+    if (f.getName() == function_)
+      for (;;) ::pause();
+    return false;
+  }
+
+ private:
+  std::string function_;
+};
+char InjectedHangPass::ID = 0;
+
 // Runs right after the AsmPrinter, once per function: cuts the function's text out of the stream,
 // cross-checks it with the MC assembler and reports the item.
 class ReportFunctionPass : public llvm::FunctionPass {
@@ -349,9 +367,6 @@ class ReportFunctionPass : public llvm::FunctionPass {
   bool runOnFunction(llvm::Function& f) override {
     if (f.isDeclaration()) return false;
     std::string name = f.getName().str();
-    if (name == job_.hang_function) {
-      for (;;) ::pause();  // test hook: the alarm ends this worker
-    }
     if (job_.emit_object) {
       // The object is whole only when the run ends; compile_remaining reports it then.
       arm_budgets();
@@ -378,7 +393,7 @@ class ReportFunctionPass : public llvm::FunctionPass {
         assembled.errors.push_back("LLVM ERROR: " + failure);
       }
       j["mc_errors"] = assembled.errors;
-      j["undefined"] = assembled.undefined_symbols;
+      j["undefined"] = assembled.undefined.all;
     }
     auto diag = diagnostics_.first_error.find(name);
     if (diag != diagnostics_.first_error.end()) j["error"] = diag->second;
@@ -401,10 +416,43 @@ class ReportFunctionPass : public llvm::FunctionPass {
 };
 char ReportFunctionPass::ID = 0;
 
-// One codegen run over the job's kernels that are not finished yet. Returns false if a lowering refusal
-// unwound it; everything it allocated is then abandoned, never destroyed: after an unwind only a fresh
-// context, module and pass manager are trusted.
-bool compile_remaining(const Job& job, const TargetResources& resources, std::set<std::string>& finished) {
+// Reports each kernel of an object job from the one object codegen wrote for them all. Returns false, having
+// reported nothing, when an undefined symbol cannot be told to be one kernel's (see undefined_symbols_by_function).
+bool report_objects(const Job& job, const std::string& object, const DiagnosticState& diagnostics,
+                    std::set<std::string>& finished) {
+  std::string error;
+  UndefinedByFunction undefined = undefined_symbols_by_function(object, error);
+  size_t pending = 0;
+  for (const auto& item : job.items) pending += !finished.count(item.function);
+  if (error.empty() && !undefined.unattributed.empty() && pending > 1) return false;
+  for (const auto& item : job.items) {
+    if (finished.count(item.function)) continue;
+    nlohmann::json j = {{"t", "item"}, {"id", item.id}, {"fn", item.function}, {"object", true}};
+    if (!error.empty()) {
+      j["undefined"] = nlohmann::json::array();
+      j["object_error"] = error;
+    } else {
+      // A kernel alone in its object owns every undefined symbol in it.
+      j["undefined"] = pending == 1 ? undefined.all : undefined.by_function[item.function];
+    }
+    auto diag = diagnostics.first_error.find(item.function);
+    if (diag != diagnostics.first_error.end()) j["error"] = diag->second;
+    finished.insert(item.function);
+    send(j);
+  }
+  return true;
+}
+
+enum class CompileEnd {
+  kDone,
+  kUnwound,          // a lowering refusal unwound it: compile the rest again
+  kObjectAmbiguous,  // an object job's undefined symbols are not attributable: compile its kernels one by one
+};
+
+// One codegen run over the job's kernels that are not finished yet. When a lowering refusal unwinds it,
+// everything it allocated is abandoned, never destroyed: after an unwind only a fresh context, module and
+// pass manager are trusted.
+CompileEnd compile_remaining(const Job& job, const TargetResources& resources, std::set<std::string>& finished) {
   auto* context = new llvm::LLVMContext;
   auto* diagnostics = new DiagnosticState;
   context->setDiagnosticHandlerCallBack(on_diagnostic, diagnostics);
@@ -417,7 +465,7 @@ bool compile_remaining(const Job& job, const TargetResources& resources, std::se
     ++pending;
     if (!item.declare_line.empty() && declared.insert(item.declare_line).second) text += item.declare_line + "\n";
   }
-  if (pending == 0) return true;
+  if (pending == 0) return CompileEnd::kDone;
   for (const auto& item : job.items)
     if (!finished.count(item.function)) text += item.ir;
   llvm::SMDiagnostic parse_error;
@@ -434,6 +482,7 @@ bool compile_remaining(const Job& job, const TargetResources& resources, std::se
   auto* assembly = new llvm::SmallString<0>;
   auto* stream = new llvm::raw_svector_ostream(*assembly);  // unbuffered: a function's text is in place when it ends
   auto* passes = new llvm::legacy::PassManager;
+  if (!job.hang_function.empty()) passes->add(new InjectedHangPass(job.hang_function));
   auto file_type = job.emit_object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
   if (resources.machine->addPassesToEmitFile(*passes, *stream, nullptr, file_type)) {
     send({{"t", "job_error"}, {"msg", "this LLVM cannot emit AMDGPU assembly"}});
@@ -451,29 +500,19 @@ bool compile_remaining(const Job& job, const TargetResources& resources, std::se
   if (!completed) {
     llvm::RestorePrettyStackState(stack);  // the unwound frames' entries are gone with them
     ++g_abandoned;
-    return false;
+    return CompileEnd::kUnwound;
   }
   if (!diagnostics->unattributed.empty()) send({{"t", "unattributed"}, {"msg", diagnostics->unattributed.front()}});
-  if (job.emit_object) {
-    for (const auto& item : job.items) {
-      if (finished.count(item.function)) continue;
-      std::string error;
-      nlohmann::json j = {{"t", "item"}, {"id", item.id}, {"fn", item.function}, {"object", true}};
-      j["undefined"] = undefined_symbols(std::string(assembly->data(), assembly->size()), error);
-      if (!error.empty()) j["object_error"] = error;
-      auto diag = diagnostics->first_error.find(item.function);
-      if (diag != diagnostics->first_error.end()) j["error"] = diag->second;
-      finished.insert(item.function);
-      send(j);
-    }
-  }
+  CompileEnd end = CompileEnd::kDone;
+  if (job.emit_object && !report_objects(job, std::string(assembly->data(), assembly->size()), *diagnostics, finished))
+    end = CompileEnd::kObjectAmbiguous;
   delete passes;
   delete stream;
   delete assembly;
   delete module;
   delete diagnostics;
   delete context;
-  return true;
+  return end;
 }
 
 void run_compile(const Job& job, const TargetResources& resources) {
@@ -482,7 +521,16 @@ void run_compile(const Job& job, const TargetResources& resources) {
   std::set<std::string> finished;
   g_item_ids = &ids;
   g_finished = &finished;
-  while (!compile_remaining(job, resources, finished)) {
+  CompileEnd end;
+  while ((end = compile_remaining(job, resources, finished)) == CompileEnd::kUnwound) {
+  }
+  if (end != CompileEnd::kObjectAmbiguous) return;
+  for (const auto& item : job.items) {
+    if (finished.count(item.function)) continue;
+    Job alone = job;
+    alone.items = {item};
+    while (compile_remaining(alone, resources, finished) == CompileEnd::kUnwound) {
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "probe/asm_text.h"
+#include "probe/assemble.h"
 #include "probe/probe.h"
 #include "probe/toolchain.h"
 #include "support/error.h"
@@ -131,6 +132,22 @@ TEST(Probe, IllegalDefaultImmediateIsSweptAndRecorded) {
   EXPECT_GE(p.result.stats.sweep_probes, 2);
 }
 
+// A first attempt that runs out of its budget (on a loaded machine, say) and a retry that is refused: the
+// refusal is swept like any other, so the cell is the one an unhurried first attempt gives.
+TEST(Probe, RefusalOnTheRetryIsSweptLikeAFirstAttemptsRefusal) {
+  ProbeOptions options;
+  options.timeout_s = 1;
+  options.inject_hang_key = "global.load.lds";
+  options.inject_hang_first_attempt_only = true;
+  auto hurried = probe("global.load.lds llvm.amdgcn.global.load.lds\n", {"gfx90a", "gfx1201"}, options);
+  auto unhurried = probe("global.load.lds llvm.amdgcn.global.load.lds\n", {"gfx90a", "gfx1201"});
+  EXPECT_EQ(hurried.result.stats.retried, 2) << "both first attempts hung";
+  EXPECT_EQ(hurried.result.column.cells, unhurried.result.column.cells);
+  const Cell& none = hurried.at("global.load.lds", "gfx1201");
+  EXPECT_NE(none.evidence.find("immarg sweep"), std::string::npos) << none.evidence;
+  EXPECT_EQ(*hurried.at("global.load.lds", "gfx90a").imm, 1);
+}
+
 TEST(Probe, AutoUpgradedAndRemangledDeclarationsAreResolvedByLlvm) {
   auto p = probe("global.atomic.fadd.v2f16 declare <2 x half> "
                  "@llvm.amdgcn.global.atomic.fadd.v2f16.p1.v2f16(ptr addrspace(1), <2 x half>)\n"
@@ -173,17 +190,23 @@ TEST(Probe, StrictIsolationMeasuresTheSameColumn) {
 }
 
 TEST(Probe, AssemblerRejectionIsRecordedAsMcCheckAndTheObjectDecides) {
-  // LLVM 22 selects the gfx950 conversion for older CDNA processors, whose MC assembler refuses it.
-  auto p = probe("cvt.scalef32.pk.f32.bf8 llvm.amdgcn.cvt.scalef32.pk.f32.bf8\n", {"gfx90a", "gfx950"});
+  // LLVM 22 selects the gfx950 conversions for older CDNA processors, whose MC assembler refuses them. The
+  // two rejected kernels share one object on gfx90a; each is judged on its own part of it.
+  auto p = probe("cvt.scalef32.pk.f32.bf8 llvm.amdgcn.cvt.scalef32.pk.f32.bf8\n"
+                 "cvt.scalef32.pk.f32.fp8 llvm.amdgcn.cvt.scalef32.pk.f32.fp8\n",
+                 {"gfx90a", "gfx950"});
   EXPECT_TRUE(p.result.probe_errors.empty());
-  const Cell& rejected = p.at("cvt.scalef32.pk.f32.bf8", "gfx90a");
-  EXPECT_EQ(rejected.status, Status::kOk) << cell_to_json(rejected).dump();
-  EXPECT_TRUE(contains(rejected.lowered_to, "v_cvt_scalef32_pk_f32_bf8")) << cell_to_json(rejected).dump();
-  EXPECT_NE(rejected.mc_check.find("MC assembler rejects it: instruction not supported on this GPU"), std::string::npos)
-      << cell_to_json(rejected).dump();
-  const Cell& native = p.at("cvt.scalef32.pk.f32.bf8", "gfx950");
-  EXPECT_EQ(native.status, Status::kOk);
-  EXPECT_EQ(native.mc_check, "") << "the processor that has the instruction assembles it";
+  for (auto [key, mnemonic] : {std::pair{"cvt.scalef32.pk.f32.bf8", "v_cvt_scalef32_pk_f32_bf8"},
+                                std::pair{"cvt.scalef32.pk.f32.fp8", "v_cvt_scalef32_pk_f32_fp8"}}) {
+    const Cell& rejected = p.at(key, "gfx90a");
+    EXPECT_EQ(rejected.status, Status::kOk) << cell_to_json(rejected).dump();
+    EXPECT_TRUE(contains(rejected.lowered_to, mnemonic)) << cell_to_json(rejected).dump();
+    EXPECT_NE(rejected.mc_check.find("MC assembler rejects it: instruction not supported on this GPU"), std::string::npos)
+        << cell_to_json(rejected).dump();
+    const Cell& native = p.at(key, "gfx950");
+    EXPECT_EQ(native.status, Status::kOk);
+    EXPECT_EQ(native.mc_check, "") << "the processor that has the instruction assembles it";
+  }
 }
 
 TEST(Probe, CallThatBecameNoInstructionSaysSoInItsNote) {
@@ -231,6 +254,29 @@ TEST(AsmText, MnemonicsAndTheirDifferenceAgainstABaseline) {
   EXPECT_EQ(m, (std::vector<std::string>{"s_load_dwordx2", "v_mfma_f32_4x4x4bf16_1k", "s_nop", "s_endpgm"}));
   EXPECT_EQ(lowered_mnemonics(m, {"s_load_dwordx2", "s_endpgm", "s_nop", "s_nop"}),
             std::vector<std::string>{"v_mfma_f32_4x4x4bf16_1k"});
+}
+
+TEST(Assembler, AnUndefinedSymbolBelongsToTheFunctionWhoseBytesReferToIt) {
+  auto call = [](const char* function, const char* callee) {
+    return std::string("\t.globl ") + function + "\n\t.type " + function + ",@function\n" + function +
+           ":\n\ts_getpc_b64 s[4:5]\n\ts_add_u32 s4, s4, " + callee + "@rel32@lo+4\n\ts_addc_u32 s5, s5, " + callee +
+           "@rel32@hi+12\n\ts_swappc_b64 s[30:31], s[4:5]\n\ts_endpgm\n.L" + function + "_end:\n\t.size " + function +
+           ", .L" + function + "_end-" + function + "\n";
+  };
+  std::string text = "\t.text\n" + call("first", "ext_one") +
+                     "\t.globl quiet\n\t.type quiet,@function\nquiet:\n\ts_endpgm\n.Lquiet_end:\n"
+                     "\t.size quiet, .Lquiet_end-quiet\n" +
+                     call("last", "ext_two") + "\t.section .rodata\n\t.long ext_data\n";
+  AssemblyResult r = Assembler("gfx90a").assemble(text);
+  ASSERT_TRUE(r.errors.empty()) << r.errors.front();
+  ASSERT_TRUE(r.object_written);
+  EXPECT_EQ(r.undefined.by_function.at("first"), std::vector<std::string>{"ext_one"});
+  EXPECT_EQ(r.undefined.by_function.at("quiet"), std::vector<std::string>{});
+  EXPECT_EQ(r.undefined.by_function.at("last"), std::vector<std::string>{"ext_two"});
+  EXPECT_EQ(r.undefined.unattributed, std::vector<std::string>{"ext_data"}) << "named from data, not from a function";
+  std::vector<std::string> all = r.undefined.all;
+  std::sort(all.begin(), all.end());
+  EXPECT_EQ(all, (std::vector<std::string>{"ext_data", "ext_one", "ext_two"}));
 }
 
 }  // namespace
