@@ -30,7 +30,7 @@ struct CensusArgs {
   std::string processors;
   int timeout_s = 10;
   int cpu_budget_ms = 50;
-  int retry_cpu_budget_ms = 200;
+  int retry_cpu_budget_ms = 100;
   int retries = 1;
   int max_instantiations = 1;
   int max_candidates = 64;
@@ -174,11 +174,11 @@ void add_census(CLI::App& app, Context& context, int& exit_code) {
       ->group("Partial");
   sub->add_option("--cpu-budget", args->cpu_budget_ms,
                   "milliseconds of CPU time a probe kernel's codegen may take before it is a toolchain_timeout")
-      ->default_val(50)
+      ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
   sub->add_option("--retry-cpu-budget", args->retry_cpu_budget_ms,
                   "the same for the retry of a crash or timeout (alone in a fresh worker)")
-      ->default_val(200)
+      ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
   sub->add_option("--timeout", args->timeout_s,
                   "wall-clock seconds a probe kernel may take whatever its CPU time (a hang that does not compute)")

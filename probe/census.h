@@ -56,7 +56,7 @@ struct CensusOptions {
   // Budgets per probe kernel (see README "The census"): CPU time on the first attempt and on the retry of a
   // crash or hang, and a wall-clock backstop for a hang that does not spend CPU (the catalog's is 60 s).
   int cpu_budget_ms = 50;
-  int retry_cpu_budget_ms = 200;
+  int retry_cpu_budget_ms = 100;
   int timeout_s = 10;
   int retries = 1;
   std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
