@@ -11,8 +11,9 @@
 namespace archdb {
 
 // The symbols an ELF object references without defining, per function of an object that holds several: a
-// relocation inside a function's bytes that names an undefined symbol is that function's. `unattributed` lists any undefined symbol no such relocation
-// names (then only an object of one function tells whose it is). Lists are in symbol-table order.
+// relocation inside a function's bytes that names an undefined symbol is that function's. `unattributed`
+// lists any undefined symbol no such relocation names (then only an object of one function tells whose it
+// is). Lists are in symbol-table order.
 struct UndefinedByFunction {
   std::map<std::string, std::vector<std::string>> by_function;  // every function of the object, even with none
   std::vector<std::string> unattributed;
