@@ -416,14 +416,13 @@ class ReportFunctionPass : public llvm::FunctionPass {
 };
 char ReportFunctionPass::ID = 0;
 
-// Reports each kernel of an object job from the one object codegen wrote for them all. Returns false, having
-// reported nothing, when an undefined symbol cannot be told to be one kernel's (see undefined_symbols_by_function).
-bool report_objects(const Job& job, const std::string& object, const DiagnosticState& diagnostics,
+// Reports each of the `pending` unfinished kernels of an object job from the one object codegen wrote for them
+// all. Returns false, having reported nothing, when an undefined symbol cannot be told to be one kernel's (see
+// undefined_symbols_by_function).
+bool report_objects(const Job& job, size_t pending, const std::string& object, const DiagnosticState& diagnostics,
                     std::set<std::string>& finished) {
   std::string error;
   UndefinedByFunction undefined = undefined_symbols_by_function(object, error);
-  size_t pending = 0;
-  for (const auto& item : job.items) pending += !finished.count(item.function);
   if (error.empty() && !undefined.unattributed.empty() && pending > 1) return false;
   for (const auto& item : job.items) {
     if (finished.count(item.function)) continue;
@@ -504,7 +503,8 @@ CompileEnd compile_remaining(const Job& job, const TargetResources& resources, s
   }
   if (!diagnostics->unattributed.empty()) send({{"t", "unattributed"}, {"msg", diagnostics->unattributed.front()}});
   CompileEnd end = CompileEnd::kDone;
-  if (job.emit_object && !report_objects(job, std::string(assembly->data(), assembly->size()), *diagnostics, finished))
+  if (job.emit_object &&
+      !report_objects(job, pending, std::string(assembly->data(), assembly->size()), *diagnostics, finished))
     end = CompileEnd::kObjectAmbiguous;
   delete passes;
   delete stream;
