@@ -193,14 +193,15 @@ class ProbeRun {
     pool_ = std::make_unique<WorkerPool>(workers_, zygote);
     serial_pool_ = std::make_unique<WorkerPool>(1, zygote);
     if (!known_.empty()) {
-      // Retries run one at a time and most crash again: while one runs, a spare warms up on an idle CPU.
+      // Retries run one at a time and most crash again, and a fresh worker takes several times as long to
+      // warm up as a retry to run: while one runs, a spare warms up on each CPU the run may use.
       Job warm;
       warm.target = known_.front();
       warm.timeout_s = options_.timeout_s;
       warm.items.push_back({-1, "warm", "define amdgpu_kernel void @warm(ptr addrspace(1) %out, <4 x float> %v) {\n"
                                         "  store volatile <4 x float> %v, ptr addrspace(1) %out\n  ret void\n}\n",
                             "", DeclSpec{}});
-      serial_pool_->keep_warm_spares(std::move(warm), 1);
+      serial_pool_->keep_warm_spares(std::move(warm), workers_);
     }
   }
 

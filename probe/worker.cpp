@@ -2,6 +2,7 @@
 #include "probe/worker.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -50,6 +51,7 @@ const std::map<std::string, int>* g_item_ids = nullptr;
 std::set<std::string>* g_finished = nullptr;
 int g_abandoned = 0;  // compiles unwound by a refusal in this worker's life
 constexpr int kMaxAbandonedCompiles = 128;
+constexpr int kArenaHeapBytes = 64 << 20;  // glibc's largest heap of a thread's arena on 64-bit
 
 void write_all(const char* p, size_t n) {
   while (n > 0) {
@@ -188,7 +190,7 @@ void on_cpu_budget(int) {
 }
 
 // A kernel's budgets start again: the wall-clock alarm and, where the job sets one, the CPU-time budget
-// (ITIMER_PROF counts this process's user and system time; a worker is one thread).
+// (ITIMER_PROF counts this process's user and system time; only the jobs' thread runs, see run_worker).
 void arm_budgets() {
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &g_budget_start);
   ::alarm(static_cast<unsigned>(g_timeout_s));
@@ -206,6 +208,15 @@ double budget_spent_ms() {
   ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
   return static_cast<double>(now.tv_sec - g_budget_start.tv_sec) * 1e3 +
          static_cast<double>(now.tv_nsec - g_budget_start.tv_nsec) / 1e6;
+}
+
+// The signals of the budgets' timers, which are the process's: see run_worker.
+sigset_t budget_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGALRM);
+  sigaddset(&set, SIGPROF);
+  return set;
 }
 
 void disarm_budgets() {
@@ -534,10 +545,8 @@ void run_compile(const Job& job, const TargetResources& resources) {
   }
 }
 
-}  // namespace
-
-void run_worker(int in_fd, int out_fd, const std::map<std::string, TargetResources>& resources,
-                const std::string& flavor_label) {
+[[noreturn]] void serve_jobs(int in_fd, int out_fd, const std::map<std::string, TargetResources>& resources,
+                             const std::string& flavor_label) {
   g_out = out_fd;
   // Crashes are expected here; a core file for each would cost seconds and disk.
   struct rlimit no_core {0, 0};
@@ -575,6 +584,51 @@ void run_worker(int in_fd, int out_fd, const std::map<std::string, TargetResourc
     // Every unwound compile was abandoned, not freed: retire before that adds up.
     if (g_abandoned >= kMaxAbandonedCompiles) ::_exit(0);
   }
+}
+
+struct JobThread {
+  int in_fd, out_fd;
+  const std::map<std::string, TargetResources>* resources;
+  const std::string* flavor_label;
+};
+
+void* run_job_thread(void* arg) {
+  auto* t = static_cast<JobThread*>(arg);
+  sigset_t timers = budget_signals();
+  ::pthread_sigmask(SIG_UNBLOCK, &timers, nullptr);
+  // Before this thread's first allocation, which creates its arena's first heap.
+  ::mallopt(M_TOP_PAD, kArenaHeapBytes);
+  serve_jobs(t->in_fd, t->out_fd, *t->resources, *t->flavor_label);
+}
+
+}  // namespace
+
+// The jobs run on a thread of their own while this first thread only waits. glibc gives a new thread a
+// malloc arena of its own: a worker's allocations then come from fresh memory, not from the free lists of
+// the heap it shares with the zygote, every page of which a write must first copy (some 750 copy-on-write
+// faults before a fresh worker had compiled its first kernel). A top pad of a whole arena heap makes glibc
+// map each heap of that arena at its full size at once, so that with glibc.malloc.hugetlb=1 (which the CLI
+// sets for the measuring commands) it is given transparent huge pages as a whole, faulted in 2 MiB at a time.
+void run_worker(int in_fd, int out_fd, const std::map<std::string, TargetResources>& resources,
+                const std::string& flavor_label) {
+  // The budgets' timers signal the process: only the jobs' thread may take them.
+  sigset_t timers = budget_signals();
+  ::pthread_sigmask(SIG_BLOCK, &timers, nullptr);
+  // The jobs' thread gets the stack the first thread would have had.
+  rlimit stack{};
+  ::getrlimit(RLIMIT_STACK, &stack);
+  size_t stack_bytes = stack.rlim_cur == RLIM_INFINITY || stack.rlim_cur < (8u << 20) ? (8u << 20) : stack.rlim_cur;
+  pthread_attr_t attr;
+  ::pthread_attr_init(&attr);
+  ::pthread_attr_setstacksize(&attr, stack_bytes);
+  JobThread job_thread{in_fd, out_fd, &resources, &flavor_label};
+  pthread_t thread;
+  if (::pthread_create(&thread, &attr, run_job_thread, &job_thread) != 0) {
+    ::pthread_sigmask(SIG_UNBLOCK, &timers, nullptr);  // no thread to be had: the jobs run here, as before
+    serve_jobs(in_fd, out_fd, resources, flavor_label);
+  }
+  ::pthread_join(thread, nullptr);
+  ::_exit(0);  // not reached: the jobs' thread ends the process
 }
 
 }  // namespace archdb
