@@ -86,20 +86,4 @@ std::string mask_immediates(const std::string& evidence) {
   return out;
 }
 
-Verdict classify_death(const std::string& how, const std::string& message, const std::string& pass, int timeout_s) {
-  std::string in_pass = pass.empty() ? "" : " in pass '" + pass + "'";
-  if (how == "fatal") {
-    std::string msg = clean_evidence(message);
-    if (is_lowering_refusal(msg)) return {Status::kArchAbsent, "LLVM ERROR: " + msg};
-    return {Status::kToolchainCrash, "LLVM ERROR: " + msg + in_pass};
-  }
-  // The worker's own alarm names the budget it ran out of (wall seconds, or milliseconds of CPU time).
-  if (how == "timeout" && message.rfind("no answer within ", 0) == 0)
-    return {Status::kToolchainTimeout, clean_evidence(message) + in_pass};
-  if (how == "timeout" || how == "killed")
-    return {Status::kToolchainTimeout, "no answer within " + std::to_string(timeout_s) + " s" + in_pass};
-  if (how == "signal") return {Status::kToolchainCrash, "LLVM crashed: " + clean_evidence(message) + in_pass};
-  return {Status::kToolchainCrash, "worker ended unexpectedly: " + clean_evidence(message) + in_pass};
-}
-
 }  // namespace archdb

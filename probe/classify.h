@@ -18,12 +18,4 @@ std::string clean_evidence(const std::string& text);
 // The evidence with every immediate ("<0>", "<-1>") masked, to compare refusals across immarg values.
 std::string mask_immediates(const std::string& evidence);
 
-struct Verdict {
-  Status status;
-  std::string evidence;
-};
-
-// How a worker ended on an item: how is "fatal", "signal", "timeout", "killed", "exit" (see job.h).
-Verdict classify_death(const std::string& how, const std::string& message, const std::string& pass, int timeout_s);
-
 }  // namespace archdb

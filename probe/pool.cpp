@@ -95,6 +95,7 @@ struct WorkerPool::Worker {
   Clock::time_point last_activity;
   bool watchdog_killed = false;
   WorkerEnd end;  // last words about the current job
+  bool has_last_words = false;  // `end` holds what the worker said of how it ended
 };
 
 int usable_cpus() {
@@ -158,9 +159,10 @@ void WorkerPool::spawn() {
 void WorkerPool::assign(Worker& w, Job job) {
   w.warming = false;
   w.end = WorkerEnd{};
+  w.has_last_words = false;
   w.watchdog_killed = false;
   w.last_activity = Clock::now();
-  std::string line = job_to_json(job).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::string line = encode_job(job);
   w.job = std::move(job);
   // A worker that retired between jobs shows as a broken pipe here; its end-of-file gives the job back.
   write_all(w.in_fd, line);
@@ -170,21 +172,22 @@ void WorkerPool::finish_dead_job(Worker& w, const Callbacks& callbacks, int stat
   if (w.job && w.warming) w.job.reset();  // a spare that died warming up: nothing was asked of it
   if (w.job) {
     WorkerEnd end = w.end;
-    end.completed = false;
     if (w.watchdog_killed) {
-      end.how = "timeout";
+      end.how = EndKind::kTimeout;
       if (end.message.empty()) end.message = "no answer within " + std::to_string(w.job->timeout_s) + " s";
-    } else if (end.how.empty() && exited) {
+    } else if (!w.has_last_words && exited) {
       if (WIFSIGNALED(status)) {
-        end.how = "signal";
+        end.how = EndKind::kSignal;
         const char* abbrev = sigabbrev_np(WTERMSIG(status));
         end.message = std::string("SIG") + (abbrev ? abbrev : "?");
       } else {
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         // Exit 0 with a job in hand: the worker retired before it saw the job, which it never started.
-        end.how = code == 0 ? "retired" : "exit";
+        end.how = code == 0 ? EndKind::kRetired : EndKind::kExit;
         end.message = "worker exited with status " + std::to_string(code);
       }
+    } else if (!w.has_last_words) {
+      end.how = EndKind::kExit;
     }
     // LLVM's assertions go to stderr before the abort.
     std::string err = stderr_tail(w.err_fd);
@@ -195,7 +198,7 @@ void WorkerPool::finish_dead_job(Worker& w, const Callbacks& callbacks, int stat
     }
     Job job = std::move(*w.job);
     w.job.reset();
-    if (end.how == "retired") {
+    if (end.how == EndKind::kRetired) {
       pending_.push_front(std::move(job));
     } else {
       callbacks.on_end(job, end);
@@ -253,44 +256,43 @@ void WorkerPool::dispatch() {
 }
 
 void WorkerPool::handle_line(Worker& w, const std::string& line, const Callbacks& callbacks) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(line);
-  } catch (const nlohmann::json::exception&) {
-    return;  // a torn last word; the exit status still tells
-  }
-  std::string t = j.value("t", "");
+  std::optional<Report> report = decode_report(line);
+  if (!report) return;  // a torn last word; the exit status still tells
   if (!w.job) return;
   if (w.warming) {
-    if (t == "end") {
+    if (std::holds_alternative<JobDone>(*report)) {
       w.job.reset();
       w.warming = false;
     }
     return;
   }
-  if (t == "item") {
-    callbacks.on_item(*w.job, j);
-  } else if (t == "end") {
+  if (auto* compiled = std::get_if<CompileReport>(&*report)) {
+    if (callbacks.on_compiled) callbacks.on_compiled(*w.job, *compiled);
+  } else if (auto* resolved = std::get_if<ResolveReport>(&*report)) {
+    if (callbacks.on_resolved) callbacks.on_resolved(*w.job, *resolved);
+  } else if (std::holds_alternative<JobDone>(*report)) {
     WorkerEnd end = w.end;
-    end.completed = true;
+    end.how = EndKind::kCompleted;
     Job job = std::move(*w.job);
     w.job.reset();
     callbacks.on_end(job, end);
-  } else if (t == "die") {
+  } else if (auto* words = std::get_if<LastWords>(&*report)) {
     // Its last words say all there is: hand the job back now rather than after the process is torn
     // down, which takes milliseconds for a process of LLVM's size.
-    w.end.how = j.value("how", "");
-    w.end.function = j.value("fn", "");
-    w.end.pass = j.value("pass", "");
-    w.end.message = j.value("msg", "");
+    w.end.how = words->how;
+    w.end.function = words->function;
+    w.end.pass = words->pass;
+    w.end.message = words->message;
+    w.has_last_words = true;
     ::kill(w.pid, SIGKILL);
     w.dying = true;
     finish_dead_job(w, callbacks, 0, false);
-  } else if (t == "job_error") {
-    w.end.how = "job_error";
-    w.end.message = j.value("msg", "");
-  } else if (t == "unattributed") {
-    w.end.unattributed_error = j.value("msg", "");
+  } else if (auto* error = std::get_if<JobError>(&*report)) {
+    w.end.how = EndKind::kJobError;
+    w.end.message = error->message;
+    w.has_last_words = true;
+  } else if (auto* unattributed = std::get_if<UnattributedError>(&*report)) {
+    w.end.unattributed_error = unattributed->message;
   }
 }
 

@@ -11,8 +11,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "probe/job.h"
 #include "probe/worker.h"
 #include "probe/zygote.h"
@@ -25,7 +23,8 @@ int usable_cpus();
 class WorkerPool {
  public:
   struct Callbacks {
-    std::function<void(const Job&, const nlohmann::json& item)> on_item;
+    std::function<void(const Job&, const CompileReport&)> on_compiled;  // a compile item finished
+    std::function<void(const Job&, const ResolveReport&)> on_resolved;  // a declaration resolved
     std::function<void(const Job&, const WorkerEnd&)> on_end;  // the job is over: done, or its worker died
     std::function<void()> on_tick;                              // now and then, for progress
   };

@@ -24,6 +24,7 @@
 #include "probe/asm_text.h"
 #include "probe/assemble.h"
 #include "probe/classify.h"
+#include "probe/verdict.h"
 #include "probe/llvm_compat.h"
 #include "probe/pool.h"
 #include "probe/resolve.h"
@@ -38,28 +39,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::vector<std::string> strings(const nlohmann::json& j, const char* field) {
-  std::vector<std::string> out;
-  if (j.contains(field))
-    for (const auto& v : j.at(field)) out.push_back(v.get<std::string>());
-  return out;
-}
-
-// One kernel compiled on one target: what the worker reported, or how it died on it.
-struct Attempt {
-  bool reported = false;
-  nlohmann::json item;
-  bool died = false;
-  WorkerEnd end;
-};
-
 struct KeyState {
   const CatalogEntry* entry = nullptr;
   const DeclSpec* spec = nullptr;
   bool resolved_reported = false;
   Resolution resolution;
-  bool resolve_died = false;
-  WorkerEnd resolve_end;
+  std::optional<WorkerEnd> resolve_death;  // LLVM died reading the declaration
   std::string function;  // its probe kernel, "p<index>"
   std::string baseline;  // its baseline kernel, "b<index>"
 };
@@ -70,24 +55,6 @@ struct CompileItem {
   std::string ir;
   std::string declare_line;
 };
-
-ProbeShape shape_from_json(const nlohmann::json& j) {
-  ProbeShape s;
-  s.callee = j.at("callee").get<std::string>();
-  s.declare_line = j.at("declare").get<std::string>();
-  s.return_type = j.at("ret").get<std::string>();
-  s.return_fields = j.at("fields").get<std::vector<std::string>>();
-  for (const auto& p : j.at("params")) s.params.push_back({p.at("type").get<std::string>(), p.at("immarg").get<bool>()});
-  return s;
-}
-
-Resolution::Kind resolution_kind(const std::string& k) {
-  if (k == "resolved") return Resolution::Kind::kResolved;
-  if (k == "name_absent") return Resolution::Kind::kNameAbsent;
-  if (k == "signature_mismatch") return Resolution::Kind::kSignatureMismatch;
-  if (k == "catalog_error") return Resolution::Kind::kCatalogError;
-  return Resolution::Kind::kProbeError;
-}
 
 // While alive, a fatal error LLVM reports in this (the parent) process unwinds the innermost
 // CrashRecoveryContext instead of ending the process.
@@ -130,8 +97,8 @@ class ProbeRun {
     for (const auto& k : keys_) {
       ResolveOutcome o;
       o.resolution = k.resolution;
-      if (k.resolve_died) {
-        Verdict v = classify_death(k.resolve_end.how, k.resolve_end.message, k.resolve_end.pass, options_.timeout_s);
+      if (k.resolve_death) {
+        Verdict v = classify_death(*k.resolve_death, options_.timeout_s);
         o.died = true;
         o.resolution.kind = Resolution::Kind::kProbeError;
         o.resolution.evidence = "LLVM died reading the declaration: " + v.evidence;
@@ -257,20 +224,15 @@ class ProbeRun {
                                               indices.begin() + static_cast<long>(std::min(indices.size(), b + per))));
     }
     WorkerPool::Callbacks cb;
-    cb.on_item = [&](const Job&, const nlohmann::json& j) {
-      KeyState& k = keys_.at(j.at("id").get<size_t>());
+    cb.on_resolved = [&](const Job&, const ResolveReport& r) {
+      KeyState& k = keys_.at(static_cast<size_t>(r.id));
       k.resolved_reported = true;
-      k.resolve_died = false;
-      k.resolution.kind = resolution_kind(j.at("kind").get<std::string>());
-      k.resolution.intrinsic = j.value("intrinsic", "");
-      k.resolution.evidence = j.value("evidence", "");
-      k.resolution.upgrade = j.value("upgrade", "");
-      if (j.contains("shape")) k.resolution.shape = shape_from_json(j.at("shape"));
-      k.resolution.default_imm = j.value("imm", int64_t{0});
+      k.resolve_death.reset();
+      k.resolution = r.resolution;
       ++done_;
     };
     cb.on_end = [&](const Job& job, const WorkerEnd& end) {
-      if (end.completed) return;
+      if (end.completed()) return;
       ++stats_.worker_deaths;
       // Declarations are resolved in order: the first unreported one is the one LLVM died on.
       std::vector<int> rest;
@@ -278,8 +240,7 @@ class ProbeRun {
         if (!keys_[static_cast<size_t>(item.id)].resolved_reported) rest.push_back(item.id);
       if (rest.empty()) return;
       KeyState& culprit = keys_[static_cast<size_t>(rest.front())];
-      culprit.resolve_died = true;
-      culprit.resolve_end = end;
+      culprit.resolve_death = end;
       ++done_;
       rest.erase(rest.begin());
       if (!rest.empty()) submit_resolve(pool, rest);
@@ -307,7 +268,7 @@ class ProbeRun {
     for (int round = 0; round < options_.retries; ++round) {
       std::vector<int> again;
       for (size_t i = 0; i < keys_.size(); ++i)
-        if (keys_[i].resolve_died) again.push_back(static_cast<int>(i));
+        if (keys_[i].resolve_death) again.push_back(static_cast<int>(i));
       if (again.empty()) break;
       stats_.retried += static_cast<int>(again.size());
       run_resolve_jobs(again, true);
@@ -407,13 +368,11 @@ class ProbeRun {
   // Every item ends with a report or a death attributed to it (on_compile_end).
   WorkerPool::Callbacks compile_callbacks(WorkerPool& pool) {
     WorkerPool::Callbacks cb;
-    cb.on_item = [this](const Job&, const nlohmann::json& j) {
-      int id = j.at("id").get<int>();
-      if (id < 0) return;
-      Attempt& a = attempt(id);
-      a.reported = true;
-      a.item = j;
-      stats_.slowest_answer_cpu_ms = std::max(stats_.slowest_answer_cpu_ms, j.value("cpu_ms", 0.0));
+    cb.on_compiled = [this](const Job&, const CompileReport& r) {
+      if (r.id < 0) return;
+      Attempt& a = attempt(r.id);
+      a.report = r;
+      stats_.slowest_answer_cpu_ms = std::max(stats_.slowest_answer_cpu_ms, r.cpu_ms);
       ++done_;
     };
     cb.on_end = [this, &pool](const Job& job, const WorkerEnd& end) { on_compile_end(pool, job, end); };
@@ -431,11 +390,11 @@ class ProbeRun {
   void on_compile_end(WorkerPool& pool, const Job& job, const WorkerEnd& end) {
     std::vector<int> unfinished;
     for (const auto& item : job.items)
-      if (!attempt(item.id).reported) unfinished.push_back(item.id);
-    if (end.completed) {
+      if (!attempt(item.id).report) unfinished.push_back(item.id);
+    if (end.completed()) {
       if (end.unattributed_error.empty() || job.items.empty()) return;
       if (job.items.size() == 1) {
-        attempt(job.items[0].id).item["error"] = end.unattributed_error;
+        if (auto& report = attempt(job.items[0].id).report) report->error = end.unattributed_error;
         return;
       }
       // An error LLVM raised outside any function: find its kernel by halving the batch.
@@ -450,11 +409,9 @@ class ProbeRun {
     }
     ++stats_.worker_deaths;
     if (unfinished.empty()) return;
-    if (end.how == "job_error") {
+    if (end.how == EndKind::kJobError) {
       if (unfinished.size() == 1) {
-        Attempt& a = attempt(unfinished[0]);
-        a.died = true;
-        a.end = end;
+        attempt(unfinished[0]).death = end;
         ++done_;
       } else {
         for (int id : unfinished) submit_compile(pool, job.target, {id});
@@ -469,9 +426,7 @@ class ProbeRun {
       split_and_submit(pool, job.target, unfinished);
       return;
     }
-    Attempt& a = attempt(culprit);
-    a.died = true;
-    a.end = end;
+    attempt(culprit).death = end;
     ++done_;
     std::vector<int> rest;
     for (int id : unfinished)
@@ -506,21 +461,7 @@ class ProbeRun {
 
   // ---- verdicts ----
 
-  Verdict verdict_of(const Attempt& a) const {
-    if (a.died) {
-      if (a.end.how == "job_error") return {Status::kProbeError, "probe module rejected: " + clean_evidence(a.end.message)};
-      return classify_death(a.end.how, a.end.message, a.end.pass, options_.timeout_s);
-    }
-    if (!a.reported) return {Status::kProbeError, "no report from the worker"};
-    if (a.item.contains("refused"))
-      return classify_death("fatal", a.item.at("refused").get<std::string>(), a.item.value("pass", ""), options_.timeout_s);
-    if (a.item.contains("error"))
-      return {Status::kArchAbsent, "error: " + clean_evidence(a.item.at("error").get<std::string>())};
-    std::vector<std::string> undefined = strings(a.item, "undefined");
-    if (!undefined.empty())
-      return {Status::kArchAbsent, clean_evidence("the call was lowered to a call of undefined symbol " + join(undefined, ", "))};
-    return {Status::kOk, ""};
-  }
+  Verdict verdict_of(const Attempt& a) const { return archdb::verdict_of(a, options_.timeout_s); }
 
   const Attempt* find_attempt(const std::string& target, const std::string& function) const {
     auto t = attempts_.find(target);
@@ -715,7 +656,7 @@ class ProbeRun {
       for (const auto& target : known_) {
         std::string fn = lowered_function(i, target);
         const Attempt* a = find_attempt(target, fn);
-        if (!a || verdict_of(*a).status != Status::kOk || strings(a->item, "mc_errors").empty()) continue;
+        if (!a || verdict_of(*a).status != Status::kOk || a->report->mc_errors.empty()) continue;
         int64_t imm = fn == k.function ? k.resolution.default_imm : sweep_solution_.at({i, target}).first;
         ids.push_back(add_item(target, fn + "_obj", probe_kernel_ir(fn + "_obj", k.resolution.shape, imm),
                                k.resolution.shape.declare_line));
@@ -748,86 +689,31 @@ class ProbeRun {
   }
 
   Cell cell_for(const KeyState& k, const std::string& target) const {
-    Cell c;
-    c.key = k.entry->key;
-    c.target = target;
-    c.intrinsic = k.resolution.intrinsic.empty() ? k.spec->name : k.resolution.intrinsic;
-    if (k.resolve_died) {
-      Verdict v = classify_death(k.resolve_end.how, k.resolve_end.message, k.resolve_end.pass, options_.timeout_s);
-      c.status = v.status == Status::kArchAbsent ? Status::kToolchainCrash : v.status;
-      c.evidence = "reading the declaration: " + v.evidence;
-      return c;
+    size_t key = static_cast<size_t>(&k - keys_.data());
+    CellInputs in;
+    in.key = k.entry->key;
+    in.target = target;
+    in.declared_name = k.spec->name;
+    in.resolve_death = k.resolve_death;
+    in.resolution = k.resolution;
+    if (!k.resolve_death && !k.resolved_reported) {
+      in.resolution.kind = Resolution::Kind::kProbeError;
+      in.resolution.evidence = "no report from the worker";
     }
-    switch (k.resolution.kind) {
-      case Resolution::Kind::kNameAbsent: c.status = Status::kNameAbsent; c.evidence = k.resolution.evidence; return c;
-      case Resolution::Kind::kSignatureMismatch:
-        c.status = Status::kSignatureMismatch;
-        c.evidence = k.resolution.evidence;
-        return c;
-      case Resolution::Kind::kResolved: break;
-      default: c.status = Status::kProbeError; c.evidence = k.resolution.evidence; return c;
+    in.target_known = std::find(unknown_.begin(), unknown_.end(), target) == unknown_.end();
+    in.flavor_label = label_;
+    in.timeout_s = options_.timeout_s;
+    in.probe = find_attempt(target, k.function);
+    auto tried = tried_values_.find({key, target});
+    if (tried != tried_values_.end()) in.swept = tried->second;
+    auto solution = sweep_solution_.find({key, target});
+    if (solution != sweep_solution_.end()) {
+      in.sweep_value = solution->second.first;
+      in.sweep_attempt = find_attempt(target, solution->second.second);
     }
-    if (std::find(unknown_.begin(), unknown_.end(), target) != unknown_.end()) {
-      c.status = Status::kTargetUnsupported;
-      c.evidence = label_ + " does not know processor '" + target + "'";
-      return c;
-    }
-    const Attempt* a = find_attempt(target, k.function);
-    if (!a) {
-      c.status = Status::kProbeError;
-      c.evidence = "never compiled";
-      return c;
-    }
-    Verdict v = verdict_of(*a);
-    const Attempt* lowered = a;
-    auto solution = sweep_solution_.find({static_cast<size_t>(&k - keys_.data()), target});
-    if (v.status == Status::kArchAbsent && solution != sweep_solution_.end()) {
-      lowered = find_attempt(target, solution->second.second);
-      c.imm = solution->second.first;
-      v = {Status::kOk, ""};
-    }
-    if (v.status != Status::kOk) {
-      c.status = v.status;
-      c.evidence = v.evidence;
-      auto tried = tried_values_.find({static_cast<size_t>(&k - keys_.data()), target});
-      if (v.status == Status::kArchAbsent && tried != tried_values_.end()) {
-        std::vector<std::string> values;
-        for (int64_t x : tried->second) values.push_back(std::to_string(x));
-        c.evidence += " (immarg sweep " + join(values, ", ") + ": none lowers)";
-      }
-      return c;
-    }
-    const Attempt* base = find_attempt(target, k.baseline);
-    if (!base || base->died || !base->reported) {
-      c.status = Status::kProbeError;
-      c.evidence = "the baseline kernel did not compile on " + target;
-      return c;
-    }
-    c.status = Status::kOk;
-    if (!c.imm && k.resolution.default_imm != 0) c.imm = k.resolution.default_imm;
-    c.lowered_to = lowered_mnemonics(strings(lowered->item, "mnemonics"), strings(base->item, "mnemonics"));
-    std::vector<std::string> mc = strings(lowered->item, "mc_errors");
-    if (!mc.empty()) {
-      // The printed assembly does not re-assemble: the object codegen writes itself decides.
-      c.mc_check = clean_evidence("MC assembler rejects it: " + mc.front());
-      const Attempt* object = find_attempt(target, lowered_function(static_cast<size_t>(&k - keys_.data()), target) + "_obj");
-      Verdict ov = object ? verdict_of(*object) : Verdict{Status::kProbeError, "no object was written"};
-      if (ov.status == Status::kOk && object->item.contains("object_error"))
-        ov = {Status::kProbeError, "unreadable object: " + object->item.at("object_error").get<std::string>()};
-      if (ov.status != Status::kOk) {
-        c.status = ov.status;
-        c.evidence = ov.evidence;
-        c.lowered_to.clear();
-        c.mc_check.clear();
-        c.imm.reset();
-        return c;
-      }
-    }
-    std::vector<std::string> notes;
-    if (c.lowered_to.empty()) notes.push_back("the call became no instruction");
-    if (!k.resolution.upgrade.empty()) notes.push_back(k.resolution.upgrade);
-    c.note = join(notes, "; ");
-    return c;
+    in.baseline = find_attempt(target, k.baseline);
+    in.object = find_attempt(target, lowered_function(key, target) + "_obj");
+    return decide_cell(in);
   }
 
   const Catalog& catalog_;

@@ -65,31 +65,12 @@ void write_all(const char* p, size_t n) {
   }
 }
 
-void send(const nlohmann::json& j) {
-  std::string s = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+void send(const Report& report) {
+  std::string s = encode_report(report);
   write_all(s.data(), s.size());
 }
 
 // ---- Last words: written from signal and fatal-error handlers, so no allocation of our own here. ----
-
-// Appends `s` JSON-escaped to buf (bounded).
-void append_escaped(char* buf, size_t cap, size_t& len, const char* s) {
-  for (; *s && len + 7 < cap; ++s) {
-    unsigned char c = static_cast<unsigned char>(*s);
-    if (c == '"' || c == '\\') {
-      buf[len++] = '\\';
-      buf[len++] = static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7f) {
-      len += static_cast<size_t>(std::snprintf(buf + len, cap - len, "\\u%04x", c < 0x20 ? c : '?'));
-    } else {
-      buf[len++] = static_cast<char>(c);
-    }
-  }
-}
-
-void append_raw(char* buf, size_t cap, size_t& len, const char* s) {
-  for (; *s && len + 1 < cap; ++s) buf[len++] = *s;
-}
 
 // The innermost pass and function of LLVM's pretty stack ("Running pass 'X' on function '@f'").
 void innermost_pass(char* pass, size_t pass_cap, char* function, size_t fn_cap) {
@@ -117,21 +98,11 @@ void innermost_pass(char* pass, size_t pass_cap, char* function, size_t fn_cap) 
   }
 }
 
-void last_words(const char* how, const char* message) {
+void last_words(EndKind how, const char* message) {
   static char buf[8192];
   static char pass[256], function[256];
   innermost_pass(pass, sizeof pass, function, sizeof function);
-  size_t len = 0;
-  append_raw(buf, sizeof buf, len, "{\"t\":\"die\",\"how\":\"");
-  append_escaped(buf, sizeof buf, len, how);
-  append_raw(buf, sizeof buf, len, "\",\"fn\":\"");
-  append_escaped(buf, sizeof buf, len, function);
-  append_raw(buf, sizeof buf, len, "\",\"pass\":\"");
-  append_escaped(buf, sizeof buf, len, pass);
-  append_raw(buf, sizeof buf, len, "\",\"msg\":\"");
-  append_escaped(buf, sizeof buf, len, message);
-  append_raw(buf, sizeof buf, len, "\"}\n");
-  write_all(buf, len);
+  write_all(buf, encode_last_words(buf, sizeof buf, how, function, pass, message));
 }
 
 // The MC cross-check runs under a recovery context of its own: LLVM failing to assemble what codegen
@@ -155,37 +126,42 @@ void on_fatal_error(void*, const char* reason, bool) {
     bool in_cross_check = std::strstr(pass, "MC cross-check") != nullptr;
     if (id != g_item_ids->end() && !in_cross_check && !g_finished->count(function)) {
       g_finished->insert(function);
-      send({{"t", "item"}, {"id", id->second}, {"fn", function}, {"refused", reason}, {"pass", pass}});
+      CompileReport report;
+      report.id = id->second;
+      report.function = function;
+      report.refused = reason;
+      report.refused_pass = pass;
+      send(report);
       llvm::CrashRecoveryContext::GetCurrent()->HandleExit(kWorkerExitFatal);
     }
   }
-  last_words("fatal", reason);
+  last_words(EndKind::kFatal, reason);
   ::_exit(kWorkerExitFatal);
 }
 
 void on_bad_alloc(void*, const char* reason, bool) {
-  last_words("signal", "out of memory");
+  last_words(EndKind::kSignal, "out of memory");
   ::_exit(kWorkerExitFatal);
 }
 
 void on_crash_signal(int sig) {
   char name[32];
   std::snprintf(name, sizeof name, "SIG%s", sigabbrev_np(sig) ? sigabbrev_np(sig) : "?");
-  last_words("signal", name);
+  last_words(EndKind::kSignal, name);
   ::raise(sig);  // the handler was reset: the parent sees the real signal
 }
 
 void on_alarm(int) {
   char msg[64];
   std::snprintf(msg, sizeof msg, "no answer within %d s", g_timeout_s);
-  last_words("timeout", msg);
+  last_words(EndKind::kTimeout, msg);
   ::_exit(kWorkerExitTimeout);
 }
 
 void on_cpu_budget(int) {
   char msg[64];
   std::snprintf(msg, sizeof msg, "no answer within %d ms of CPU time", g_cpu_budget_ms);
-  last_words("timeout", msg);
+  last_words(EndKind::kTimeout, msg);
   ::_exit(kWorkerExitTimeout);
 }
 
@@ -255,35 +231,10 @@ void install_handlers() {
 
 // ---- Resolve jobs ----
 
-nlohmann::json shape_json(const ProbeShape& s) {
-  nlohmann::json params = nlohmann::json::array();
-  for (const auto& p : s.params) params.push_back({{"type", p.type}, {"immarg", p.immarg}});
-  return {{"callee", s.callee}, {"declare", s.declare_line}, {"ret", s.return_type}, {"fields", s.return_fields},
-          {"params", params}};
-}
-
-const char* resolution_kind(Resolution::Kind k) {
-  switch (k) {
-    case Resolution::Kind::kResolved: return "resolved";
-    case Resolution::Kind::kNameAbsent: return "name_absent";
-    case Resolution::Kind::kSignatureMismatch: return "signature_mismatch";
-    case Resolution::Kind::kCatalogError: return "catalog_error";
-    case Resolution::Kind::kProbeError: return "probe_error";
-  }
-  return "probe_error";
-}
-
 void run_resolve(const Job& job, const std::string& flavor_label) {
   for (const auto& item : job.items) {
     ::alarm(static_cast<unsigned>(g_timeout_s));
-    Resolution r = resolve_declaration(item.spec, flavor_label, job.immarg_sweep);
-    nlohmann::json j = {{"t", "item"},          {"id", item.id},         {"kind", resolution_kind(r.kind)},
-                        {"intrinsic", r.intrinsic}, {"evidence", r.evidence}, {"upgrade", r.upgrade}};
-    if (r.kind == Resolution::Kind::kResolved) {
-      j["shape"] = shape_json(r.shape);
-      j["imm"] = r.default_imm;
-    }
-    send(j);
+    send(ResolveReport{item.id, resolve_declaration(item.spec, flavor_label, job.immarg_sweep)});
   }
   ::alarm(0);
 }
@@ -385,8 +336,10 @@ class ReportFunctionPass : public llvm::FunctionPass {
     }
     std::string chunk(text_.data() + consumed_, text_.size() - consumed_);
     consumed_ = text_.size();
-    nlohmann::json j = {{"t", "item"}, {"id", ids_.count(name) ? ids_[name] : -1}, {"fn", name}};
-    j["mnemonics"] = function_mnemonics(chunk, name);
+    CompileReport report;
+    report.id = ids_.count(name) ? ids_[name] : -1;
+    report.function = name;
+    report.mnemonics = function_mnemonics(chunk, name);
     // A baseline (a kernel that calls nothing) is scaffolding for the difference: only its mnemonics count.
     if (calls_.count(name)) {
       CrossCheckStackEntry entry(name);
@@ -403,14 +356,15 @@ class ReportFunctionPass : public llvm::FunctionPass {
         assembled = AssemblyResult{};
         assembled.errors.push_back("LLVM ERROR: " + failure);
       }
-      j["mc_errors"] = assembled.errors;
-      j["undefined"] = assembled.undefined.all;
+      report.cross_checked = true;
+      report.mc_errors = assembled.errors;
+      report.undefined = assembled.undefined.all;
     }
     auto diag = diagnostics_.first_error.find(name);
-    if (diag != diagnostics_.first_error.end()) j["error"] = diag->second;
-    j["cpu_ms"] = budget_spent_ms();  // how close an answered kernel came to its budget
+    if (diag != diagnostics_.first_error.end()) report.error = diag->second;
+    report.cpu_ms = budget_spent_ms();  // how close an answered kernel came to its budget
     g_finished->insert(name);
-    send(j);
+    send(report);
     arm_budgets();
     return false;
   }
@@ -437,18 +391,20 @@ bool report_objects(const Job& job, size_t pending, const std::string& object, c
   if (error.empty() && !undefined.unattributed.empty() && pending > 1) return false;
   for (const auto& item : job.items) {
     if (finished.count(item.function)) continue;
-    nlohmann::json j = {{"t", "item"}, {"id", item.id}, {"fn", item.function}, {"object", true}};
+    CompileReport report;
+    report.id = item.id;
+    report.function = item.function;
+    report.from_object = true;
     if (!error.empty()) {
-      j["undefined"] = nlohmann::json::array();
-      j["object_error"] = error;
+      report.object_error = error;
     } else {
       // A kernel alone in its object owns every undefined symbol in it.
-      j["undefined"] = pending == 1 ? undefined.all : undefined.by_function[item.function];
+      report.undefined = pending == 1 ? undefined.all : undefined.by_function[item.function];
     }
     auto diag = diagnostics.first_error.find(item.function);
-    if (diag != diagnostics.first_error.end()) j["error"] = diag->second;
+    if (diag != diagnostics.first_error.end()) report.error = diag->second;
     finished.insert(item.function);
-    send(j);
+    send(report);
   }
   return true;
 }
@@ -481,7 +437,7 @@ CompileEnd compile_remaining(const Job& job, const TargetResources& resources, s
   llvm::SMDiagnostic parse_error;
   std::unique_ptr<llvm::Module> parsed = llvm::parseAssemblyString(text, parse_error, *context);
   if (!parsed) {
-    send({{"t", "job_error"}, {"msg", "the job's module does not parse: " + parse_error.getMessage().str()}});
+    send(JobError{"the job's module does not parse: " + parse_error.getMessage().str()});
     ::_exit(kWorkerExitJobError);
   }
   llvm::Module* module = parsed.release();
@@ -495,7 +451,7 @@ CompileEnd compile_remaining(const Job& job, const TargetResources& resources, s
   if (!job.hang_function.empty()) passes->add(new InjectedHangPass(job.hang_function));
   auto file_type = job.emit_object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
   if (resources.machine->addPassesToEmitFile(*passes, *stream, nullptr, file_type)) {
-    send({{"t", "job_error"}, {"msg", "this LLVM cannot emit AMDGPU assembly"}});
+    send(JobError{"this LLVM cannot emit AMDGPU assembly"});
     ::_exit(kWorkerExitJobError);
   }
   passes->add(new ReportFunctionPass(job, *assembly, *resources.assembler, *diagnostics));
@@ -512,7 +468,7 @@ CompileEnd compile_remaining(const Job& job, const TargetResources& resources, s
     ++g_abandoned;
     return CompileEnd::kUnwound;
   }
-  if (!diagnostics->unattributed.empty()) send({{"t", "unattributed"}, {"msg", diagnostics->unattributed.front()}});
+  if (!diagnostics->unattributed.empty()) send(UnattributedError{diagnostics->unattributed.front()});
   CompileEnd end = CompileEnd::kDone;
   if (job.emit_object &&
       !report_objects(job, pending, std::string(assembly->data(), assembly->size()), *diagnostics, finished))
@@ -566,7 +522,7 @@ void run_compile(const Job& job, const TargetResources& resources) {
       if (n <= 0) ::_exit(0);  // the parent has no more work
       buffer.append(chunk, static_cast<size_t>(n));
     }
-    Job job = job_from_json(nlohmann::json::parse(buffer.substr(0, nl)));
+    Job job = decode_job(std::string_view(buffer).substr(0, nl));
     buffer.erase(0, nl + 1);
     g_timeout_s = job.timeout_s > 0 ? job.timeout_s : 60;
     g_cpu_budget_ms = job.kind == Job::Kind::kCompile ? job.cpu_budget_ms : 0;
@@ -575,12 +531,12 @@ void run_compile(const Job& job, const TargetResources& resources) {
     } else {
       auto it = resources.find(job.target);
       if (it == resources.end()) {
-        send({{"t", "job_error"}, {"msg", "no target machine for " + job.target}});
+        send(JobError{"no target machine for " + job.target});
         ::_exit(kWorkerExitJobError);
       }
       run_compile(job, it->second);
     }
-    send({{"t", "end"}});
+    send(JobDone{});
     // Every unwound compile was abandoned, not freed: retire before that adds up.
     if (g_abandoned >= kMaxAbandonedCompiles) ::_exit(0);
   }
