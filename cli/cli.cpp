@@ -106,6 +106,7 @@ int run(int argc, char** argv) {
   add_code_object(app, context, exit_code);
   add_wgrad(app, context, exit_code);
   add_census(app, context, exit_code);
+  add_crosscheck(app, context, exit_code);
 
   if (std::string word = unknown_subcommand(app, argc, argv); !word.empty()) {
     std::fprintf(stderr, "archdb: unknown subcommand '%s' (archdb --help lists them)\n", word.c_str());

@@ -22,6 +22,7 @@ void add_serve(CLI::App& app, Context& context, int& exit_code);  // the HTTP se
 void add_code_object(CLI::App& app, Context& context, int& exit_code);
 void add_wgrad(CLI::App& app, Context& context, int& exit_code);  // the bundled wgrad kernels on the CPU
 void add_census(CLI::App& app, Context& context, int& exit_code);  // census, frontend, disagreements, findings
+void add_crosscheck(CLI::App& app, Context& context, int& exit_code);  // the census against LLVM's tests
 
 // Shared by regen and bench: the catalog entries and targets a measurement covers.
 struct Scope {
