@@ -100,7 +100,7 @@ int run_bench(const Catalog& catalog, const BenchOptions& options) {
     auto t = Clock::now();
     ProbeResult r = run_probe(catalog, entries, probe);
     walls.push_back(seconds_since(t));
-    std::printf("  in-process run %d: %.3f s (%zu cells, %d worker restarts, %d sweep probes, %d retried)\n", i + 1,
+    std::printf("  in-process run %d: %.3f s (%zu cells, %d worker restarts, %d posing probes, %d retried)\n", i + 1,
                 walls.back(), r.column.cells.size(), r.stats.worker_deaths, r.stats.sweep_probes, r.stats.retried);
     if (i == 0) first = std::move(r);
   }

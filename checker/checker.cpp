@@ -42,9 +42,21 @@ namespace {
 // Refused outranks unvalidated outranks cleared: one "no" decides, one unknown withholds a "yes".
 int severity(Verdict v) { return v == Verdict::kRefused ? 2 : v == Verdict::kUnvalidated ? 1 : 0; }
 
-Verdict verdict_of(Status s) {
-  if (s == Status::kOk) return Verdict::kCleared;
-  return is_answer(s) ? Verdict::kRefused : Verdict::kUnvalidated;
+Verdict verdict_of(const Cell& cell) {
+  switch (cell.status) {
+    case Status::kOk:
+      // What LLVM's assembler rejects for the processor never clears a kernel (README "How the probe
+      // measures"): the object codegen wrote was read, the printed assembly was not accepted.
+      return cell.mc_check.empty() ? Verdict::kCleared : Verdict::kUnvalidated;
+    case Status::kNameAbsent:
+    case Status::kSignatureMismatch:
+    case Status::kArchAbsent: return Verdict::kRefused;
+    case Status::kTargetUnsupported:
+    case Status::kToolchainCrash:
+    case Status::kToolchainTimeout:
+    case Status::kProbeError: return Verdict::kUnvalidated;
+  }
+  return Verdict::kUnvalidated;
 }
 
 CheckItem item_from_cell(const Cell& cell) {
@@ -55,8 +67,10 @@ CheckItem item_from_cell(const Cell& cell) {
   item.evidence = cell.evidence;
   if (cell.status == Status::kOk && !cell.mc_check.empty()) item.evidence = "MC cross-check: " + cell.mc_check;
   item.lowered_to = cell.lowered_to;
+  item.posing = cell.posing;
+  item.note = cell.note;
   item.source = "measured";
-  item.verdict = verdict_of(cell.status);
+  item.verdict = verdict_of(cell);
   return item;
 }
 
@@ -100,6 +114,12 @@ std::string column_text(sqlite3_stmt* q, int i) {
 
 }  // namespace
 
+bool CensusIndex::has_intrinsic_of(std::string_view name) const {
+  for (const std::string& base : intrinsic_base_candidates(std::string(name)))
+    if (intrinsics.count(base) || by_name.count(base)) return true;
+  return false;
+}
+
 std::optional<Cell> CensusIndex::find(std::string_view name, const std::string& target) const {
   auto it = by_name.find(name);
   auto p = std::lower_bound(processors.begin(), processors.end(), target);
@@ -131,8 +151,12 @@ std::shared_ptr<const CensusIndex> CensusIndex::load(const Store& store, const s
     sqlite3_stmt* q = nullptr;
     ~Query() { sqlite3_finalize(q); }
   };
-  Query head, rows;
+  Query head, rows, intrinsics;
   if (sqlite3_prepare_v2(db, "SELECT source_digest FROM census WHERE flavor = ?1", -1, &head.q, nullptr) != SQLITE_OK ||
+      sqlite3_prepare_v2(db,
+                         "SELECT intrinsic FROM census_instantiation WHERE flavor = ?1 "
+                         "UNION SELECT intrinsic FROM census_not_probed WHERE flavor = ?1",
+                         -1, &intrinsics.q, nullptr) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1", -1, &rows.q,
                          nullptr) != SQLITE_OK)
     throw fail(sqlite3_errmsg(db));
@@ -145,6 +169,10 @@ std::shared_ptr<const CensusIndex> CensusIndex::load(const Store& store, const s
       previous->source_digest == index->source_digest)
     return previous;
 
+  sqlite3_bind_text(intrinsics.q, 1, flavor.c_str(), -1, SQLITE_TRANSIENT);
+  int step;
+  while ((step = sqlite3_step(intrinsics.q)) == SQLITE_ROW) index->intrinsics.insert(column_text(intrinsics.q, 0));
+  if (step != SQLITE_DONE) throw fail(sqlite3_errmsg(db));
   // Processors by name while reading; as indices into the sorted list afterwards.
   std::map<std::string, uint16_t> processor_ids;
   sqlite3_bind_text(rows.q, 1, flavor.c_str(), -1, SQLITE_TRANSIENT);
@@ -259,6 +287,7 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
   result.target = request.target;
   result.flavor = request.flavor;
   result.generic_intrinsics = request.generic_intrinsics;
+  result.declared_only = request.declared_only;
   const std::string no_column =
       column.why_no_cells.empty() ? "no measured column for " + request.flavor : column.why_no_cells;
 
@@ -283,12 +312,49 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     item.source = "census";
     return item;
   };
+  // Whether the flavor's LLVM has this intrinsic (nullopt: no census to say).
+  auto census_knows = [&](const std::string& intrinsic) -> std::optional<bool> {
+    if (intrinsic.rfind("llvm.amdgcn.", 0) != 0) return std::nullopt;
+    if (column.census) {
+      if (column.census->intrinsics.empty()) return std::nullopt;
+      return column.census->has_intrinsic_of(intrinsic);
+    }
+    if (column.census_store) return census_has_intrinsic_of(*column.census_store, request.flavor, intrinsic);
+    return std::nullopt;
+  };
+  // An instantiation of an intrinsic the census has but did not measure: a cell measured on demand earlier, or
+  // now (CheckRequest::declarations gives how the kernel declares it).
+  auto on_demand_answer = [&](const std::string& intrinsic) -> std::optional<CheckItem> {
+    if (!column.census_store || census_knows(intrinsic) != true) return std::nullopt;
+    std::optional<Cell> cell = on_demand_cell(*column.census_store, request.flavor, intrinsic, request.target);
+    auto decl = request.declarations.find(intrinsic);
+    if (!cell && measurer_ && measurer_->measures(request.flavor) && decl != request.declarations.end())
+      cell = measurer_->measure(request.flavor, intrinsic, decl->second, request.target);
+    if (!cell) return std::nullopt;
+    CheckItem item = item_from_cell(*cell);
+    item.key.clear();
+    item.intrinsic = intrinsic;
+    item.source = "on_demand";
+    return item;
+  };
+  // The census enumerates every llvm.amdgcn.* intrinsic of the flavor's LLVM: a name it lacks is none.
+  auto name_absent = [&](const std::string& intrinsic) {
+    CheckItem item;
+    item.intrinsic = intrinsic;
+    item.status = std::string(status_name(Status::kNameAbsent));
+    item.evidence = "not an intrinsic of " + request.flavor + "'s LLVM (its census lists every llvm.amdgcn.* intrinsic)";
+    item.source = "census";
+    item.verdict = Verdict::kRefused;
+    return item;
+  };
   // A target only the census covers: every use is answered by the census cell of its intrinsic (a key by
   // the intrinsic LLVM resolved it to on the wired targets).
   auto census_only_answer = [&](const std::string& intrinsic, const std::string& key) {
     if (intrinsic.empty()) return no_answer(intrinsic, key, "no measured cell of " + key + " in " + request.flavor +
                                                                 " names its intrinsic for the census");
     std::optional<CheckItem> item = census_answer(intrinsic);
+    if (!item) item = on_demand_answer(intrinsic);
+    if (!item && census_knows(intrinsic) == false) item = name_absent(intrinsic);
     if (!item) return no_answer(intrinsic, key, request.target + " is not wired and " + request.flavor +
                                                     "'s census has no cell for " + intrinsic + " on it");
     item->key = key;
@@ -322,6 +388,10 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     } else if (keys == column.keys_by_intrinsic.end()) {
       if (std::optional<CheckItem> census = census_answer(intrinsic)) {
         result.items.push_back(std::move(*census));
+      } else if (std::optional<CheckItem> measured = on_demand_answer(intrinsic)) {
+        result.items.push_back(std::move(*measured));
+      } else if (census_knows(intrinsic) == false) {
+        result.items.push_back(name_absent(intrinsic));
       } else {
         result.items.push_back(no_answer(intrinsic, "", "not in the catalog: " + request.flavor + " has no measured cell for it"));
       }
@@ -393,9 +463,12 @@ nlohmann::ordered_json CheckResult::to_json() const {
     i["source"] = item.source;
     if (!item.evidence.empty()) i["evidence"] = item.evidence;
     if (!item.lowered_to.empty()) i["lowered_to"] = item.lowered_to;
+    if (!item.posing.empty()) i["posing"] = item.posing;
+    if (!item.note.empty()) i["note"] = item.note;
     j["items"].push_back(std::move(i));
   }
   j["generic_intrinsics"] = generic_intrinsics;
+  j["declared_only"] = declared_only;
   if (drift_checked) j["drift"] = drift;
   return j;
 }

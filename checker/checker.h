@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,9 +39,12 @@ struct CensusIndex {
   std::string source_digest;             // the census's, as stored (empty: unknown)
   std::vector<std::string> processors;   // sorted
   std::map<std::string, std::vector<Group>, std::less<>> by_name;
+  std::set<std::string, std::less<>> intrinsics;  // every llvm.amdgcn.* intrinsic of the flavor (base names)
   size_t groups = 0;
   size_t cells = 0;  // cells stood for (groups x their processors)
 
+  // Whether the flavor's LLVM has the intrinsic `name` is (or is an instantiation of).
+  bool has_intrinsic_of(std::string_view name) const;
   // The census cell of instantiation `name` on `target`, if the census measured it.
   std::optional<Cell> find(std::string_view name, const std::string& target) const;
   // Reads in the caller's open transaction, or in one of its own (empty when the flavor has no census).
@@ -78,6 +82,19 @@ struct CheckRequest {
   std::vector<std::string> keys;                // catalog keys (--keys, a manifest)
   std::vector<std::string> intrinsics;          // target intrinsics an IR module declares or calls
   std::vector<std::string> generic_intrinsics;  // target-independent ones (llvm.memcpy...): listed, not gated
+  std::vector<std::string> declared_only;       // target intrinsics declared and never called: listed, not gated
+  std::map<std::string, std::string> declarations;  // intrinsic -> its declaration in the IR (ir_uses.h)
+};
+
+// Measures an instantiation no census measured, in isolated workers, and keeps the cell (checker/ links no
+// LLVM: the command line hands the checker one when its build links the flavor's LLVM).
+class OnDemandMeasurer {
+ public:
+  virtual ~OnDemandMeasurer() = default;
+  virtual bool measures(const std::string& flavor) const = 0;
+  // The cell of `instantiation`, declared as `declaration`, on `target`; nullopt when it could not be measured.
+  virtual std::optional<Cell> measure(const std::string& flavor, const std::string& instantiation,
+                                      const std::string& declaration, const std::string& target) = 0;
 };
 
 struct CheckItem {
@@ -86,7 +103,9 @@ struct CheckItem {
   std::string status;     // a status name, or "no_answer" when no cell answers
   std::string evidence;   // the cell's evidence, or why there is no answer
   std::vector<std::string> lowered_to;
-  std::string source;     // "measured", "census", "llvm" (LLVM's intrinsic table: another target's), or "none"
+  std::string posing;     // ok: how the call was posed when it was not the default way
+  std::string note;       // ok: e.g. "the call became no instruction"
+  std::string source;     // "measured", "census", "on_demand", "llvm" (LLVM's intrinsic table: another target's), or "none"
   Verdict verdict = Verdict::kUnvalidated;
 };
 
@@ -95,6 +114,7 @@ struct CheckResult {
   Verdict verdict = Verdict::kUnvalidated;
   std::vector<CheckItem> items;               // one per key / intrinsic, in request order
   std::vector<std::string> generic_intrinsics;
+  std::vector<std::string> declared_only;
   // A manifest checked against compiled IR (manifest_drift): each intrinsic the IR uses that the manifest
   // does not list. Drift refuses the build whatever the items say.
   bool drift_checked = false;
@@ -123,12 +143,16 @@ class Checker {
   // on demand (census_store, as ColumnIndex::load leaves it for the command line): the service's snapshots
   // hold their census in memory and no store, so there it never touches SQLite and may run on any thread.
   CheckResult check(const CheckRequest& request, const ColumnIndex& column) const;
+  // An instantiation no census measured (of an intrinsic the flavor has) is answered by an earlier on-demand
+  // cell of the store, else measured by `measurer` when it measures the flavor.
+  void set_on_demand(OnDemandMeasurer* measurer) { measurer_ = measurer; }
 
   const Catalog& catalog() const { return catalog_; }
   const TargetList& targets() const { return targets_; }
 
  private:
   const Store& store_;
+  OnDemandMeasurer* measurer_ = nullptr;
   Catalog catalog_;
   TargetList targets_;
 };

@@ -86,7 +86,8 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
   if (llvm::verifyModule(*module, &problems_stream))
     throw input_error(name + ": LLVM IR does not verify: " + one_line(problems_stream.str()));
 
-  std::set<std::string> target, generic, kernels;
+  std::set<std::string> target, generic, kernels, declared_only;
+  std::map<std::string, std::string> declarations;
   for (const llvm::Function& function : *module) {
     llvm::StringRef fname = function.getName();
     if (fname.starts_with("llvm.")) {
@@ -94,13 +95,34 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
       // checker refuses it rather than listing it as target-independent.
       bool gated = is_target_intrinsic_name(fname) || function.isTargetIntrinsic() ||
                    foreign_target_of(fname.str()).has_value();
-      (gated ? target : generic).insert(fname.str());
+      // An intrinsic cannot have its address taken: no use at all is a declaration nothing calls.
+      if (gated && function.use_empty()) declared_only.insert(fname.str());
+      else (gated ? target : generic).insert(fname.str());
+      if (gated && !function.use_empty() && fname.starts_with("llvm.amdgcn.")) {
+        std::string text;
+        llvm::raw_string_ostream os(text);
+        os << "declare ";
+        function.getReturnType()->print(os);
+        os << " @\"" << fname << "\"(";
+        for (unsigned i = 0; i < function.getFunctionType()->getNumParams(); ++i) {
+          if (i) os << ", ";
+          function.getFunctionType()->getParamType(i)->print(os);
+        }
+        os << ")";
+        declarations[fname.str()] = os.str();
+      }
     } else if (!function.isDeclaration() && (function.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL ||
                                              function.getCallingConv() == llvm::CallingConv::SPIR_KERNEL)) {
       kernels.insert(fname.str());
     }
   }
-  return IrUses{{target.begin(), target.end()}, {generic.begin(), generic.end()}, {kernels.begin(), kernels.end()}};
+  IrUses uses;
+  uses.target_intrinsics.assign(target.begin(), target.end());
+  uses.declared_only.assign(declared_only.begin(), declared_only.end());
+  uses.generic_intrinsics.assign(generic.begin(), generic.end());
+  uses.kernels.assign(kernels.begin(), kernels.end());
+  uses.declarations = std::move(declarations);
+  return uses;
 }
 
 IrUses scan_ir_file(const std::string& path) {

@@ -2,6 +2,7 @@
 // by the linked LLVM's IR reader (so retired spellings are auto-upgraded as the compiler would).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,9 +12,14 @@ namespace archdb {
 struct IrUses {
   // Target intrinsics, sorted, unique: llvm.amdgcn.* and llvm.r600.*, and those of any other target LLVM
   // knows (llvm.nvvm.*, llvm.x86.*: the checker refuses them, see foreign_target_of).
+  // Only those the IR calls: a declaration nothing calls is in declared_only instead, listed and not gated.
   std::vector<std::string> target_intrinsics;
+  std::vector<std::string> declared_only;       // target intrinsics declared and never called, sorted, unique
   std::vector<std::string> generic_intrinsics;  // target-independent llvm.* ones, sorted, unique
   std::vector<std::string> kernels;             // functions defined with a GPU kernel calling convention
+  // Each called llvm.amdgcn.* intrinsic's declaration as LLVM read it ("declare double @\"llvm.amdgcn.cos.f64\"(double)"),
+  // for measuring an instantiation no census measured.
+  std::map<std::string, std::string> declarations;
 };
 
 // The target an intrinsic name belongs to when that is a target of the linked LLVM other than AMDGPU

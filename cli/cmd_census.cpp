@@ -127,9 +127,11 @@ int census_command(const Context& ctx, const CensusArgs& args) {
   print_census_summary(run.census);
   std::string phases = fmt::format("instantiation {:.2f} s ({} candidates)", run.plan_seconds, run.candidates_tried);
   for (const auto& [name, secs] : run.stats.phases) phases += fmt::format(", {} {:.2f} s", name, secs);
-  std::printf("wall %.1f s; phases: %s; %d workers, %d worker restarts, %d sweep probes, %d retried; peak memory %.0f MiB "
+  std::printf("wall %.1f s; phases: %s; %d workers, %d worker restarts, %d posing probes (%d for refusals, %d for "
+              "no instruction, %d for rejected assembly, %d for crashes), %d search candidates, %d retried; peak memory %.0f MiB "
               "(largest process)\n",
               run.seconds, phases.c_str(), run.stats.workers, run.stats.worker_deaths, run.stats.sweep_probes,
+              run.stats.posed_refused, run.stats.posed_no_instruction, run.stats.posed_rejected, run.stats.posed_crashed, run.search_candidates,
               run.stats.retried, peak_mib());
   std::printf("the slowest kernel answered took %.1f ms of CPU time (budgets %d ms, %d ms on the retry)\n",
               run.stats.slowest_answer_cpu_ms, options.cpu_budget_ms, options.retry_cpu_budget_ms);

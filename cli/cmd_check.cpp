@@ -9,6 +9,7 @@
 #include "checker/ir_uses.h"
 #include "checker/manifest.h"
 #include "cli/commands.h"
+#include "cli/on_demand.h"
 #include "cli/table.h"
 #include "db/census.h"
 #include "support/error.h"
@@ -42,6 +43,8 @@ std::string detail(const CheckItem& item) {
     std::string s;
     for (const auto& m : item.lowered_to) s += (s.empty() ? "" : " ") + m;
     if (!item.evidence.empty()) s += (s.empty() ? "" : "  ") + std::string("[") + item.evidence + "]";
+    if (!item.posing.empty()) s += (s.empty() ? "" : "  ") + std::string("[posed with ") + item.posing + "]";
+    if (!item.note.empty()) s += (s.empty() ? "" : "  ") + std::string("(") + item.note + ")";
     return s.empty() ? "(no instruction)" : s;
   }
   return item.evidence;
@@ -85,6 +88,8 @@ int check(const Context& ctx, const CheckArgs& args) {
   if (uses) {
     request.intrinsics = uses->target_intrinsics;
     request.generic_intrinsics = uses->generic_intrinsics;
+    request.declared_only = uses->declared_only;
+    request.declarations = uses->declarations;
   } else {
     request.keys = manifest ? manifest->keys : split_list(args.keys);
     if (request.keys.empty()) throw usage_error("check: --keys names no key");
@@ -93,6 +98,8 @@ int check(const Context& ctx, const CheckArgs& args) {
   auto store = ctx.open_store();
   if (!args.flavor.empty()) require_known_flavor(*store, flavor);
   Checker checker(*store, ctx.load_catalog(), ctx.load_targets());
+  ProbeOnDemand on_demand(*store);
+  checker.set_on_demand(&on_demand);
   ColumnIndex column = ColumnIndex::load(*store, flavor);
   if (manifest)
     for (const std::string& key : manifest->keys)
@@ -133,6 +140,11 @@ int check(const Context& ctx, const CheckArgs& args) {
         std::string list;
         for (const auto& g : r.generic_intrinsics) list += (list.empty() ? "" : " ") + g;
         std::printf("target-independent (not gated): %s\n", list.c_str());
+      }
+      if (!r.declared_only.empty()) {
+        std::string list;
+        for (const auto& d : r.declared_only) list += (list.empty() ? "" : " ") + d;
+        std::printf("declared, never called (not gated): %s\n", list.c_str());
       }
       for (const std::string& d : r.drift)
         std::printf("drift: %s: %s (manifest %s)\n", request.subject.c_str(), d.c_str(), manifest->path.c_str());

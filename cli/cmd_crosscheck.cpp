@@ -1,7 +1,9 @@
 // cli/cmd_crosscheck.cpp — `archdb crosscheck`: a committed census held against facts derived from LLVM's own
 // AMDGPU CodeGen tests (db/crosscheck.h): the agreement figure, then every fact the census answers otherwise.
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
@@ -10,6 +12,9 @@
 #include "cli/table.h"
 #include "db/census.h"
 #include "db/crosscheck.h"
+#include "probe/census.h"
+#include "probe/probe.h"
+#include "probe/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"
@@ -22,8 +27,67 @@ struct CrosscheckArgs {
   std::string facts;
   bool json = false;
   bool all = false;
+  bool measure = false;
   double min_agreement = -1;
 };
+
+// The facts' own declarations, where the census did not measure exactly that instantiation, measured by the probe
+// on the facts' processors (every posing, forked workers, as the census measures).
+MeasuredFacts measure_fact_declarations(const Census& census, const std::vector<TestFact>& facts, const std::string& flavor) {
+  initialize_amdgpu();
+  if (linked_toolchain().flavor() != flavor)
+    throw Error(kExitProbeFailed, "--measure: this archdb links LLVM " + linked_toolchain().llvm_version + " (flavor " +
+                                      linked_toolchain().flavor() + "), not " + flavor);
+  Catalog catalog;
+  catalog.path = "(facts)";
+  std::map<std::string, std::string> declaration_of;  // fact intrinsic -> its declaration
+  std::set<std::string> targets;
+  const auto& processors = census.provenance.processors;
+  for (const TestFact& f : facts) {
+    if (f.declaration == "-" || census.instantiation(f.intrinsic)) continue;
+    if (!std::binary_search(processors.begin(), processors.end(), f.processor)) continue;
+    declaration_of.emplace(f.intrinsic, f.declaration);
+    targets.insert(f.processor);
+  }
+  // A declaration this LLVM cannot read (a named type the test defines elsewhere) is left out.
+  std::vector<DeclSpec> specs;
+  for (const auto& [intrinsic, declaration] : declaration_of) {
+    DeclSpec spec;
+    spec.kind = DeclSpec::Kind::kDeclare;
+    spec.name = intrinsic;
+    spec.declare_text = declaration;
+    specs.push_back(spec);
+  }
+  ProbeOptions resolving;
+  resolving.flavor = flavor;
+  std::vector<ResolveOutcome> outcomes = resolve_declarations(specs, resolving);
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (outcomes[i].resolution.kind != Resolution::Kind::kResolved) declaration_of.erase(specs[i].name);
+  std::map<std::string, std::string> fact_of_key;
+  for (const auto& [intrinsic, declaration] : declaration_of) {
+    CatalogEntry e;
+    e.key = "fact" + std::to_string(catalog.entries.size());
+    e.spec.kind = DeclSpec::Kind::kDeclare;
+    e.spec.name = intrinsic;
+    e.spec.declare_text = declaration;
+    fact_of_key[e.key] = intrinsic;
+    catalog.entries.push_back(std::move(e));
+  }
+  MeasuredFacts out;
+  if (catalog.entries.empty()) return out;
+  std::vector<const CatalogEntry*> entries;
+  for (const auto& e : catalog.entries) entries.push_back(&e);
+  CensusOptions census_options;
+  census_options.flavor = flavor;
+  ProbeOptions options = census_probe_options(census_options);
+  options.targets.assign(targets.begin(), targets.end());
+  ProbeResult result = run_probe(catalog, entries, options);
+  for (const Cell& c : result.column.cells)
+    if (c.status != Status::kProbeError) out[fact_of_key[c.key]][c.target] = c;
+  std::fprintf(stderr, "measured %zu declarations of the facts on %zu processors in %.1f s\n", catalog.entries.size(),
+               targets.size(), result.stats.seconds);
+  return out;
+}
 
 std::string flags_of(const TestFact& f) {
   return f.opt + " " + f.isel + " " + f.triple + (f.mattr == "-" ? "" : " " + f.mattr);
@@ -38,7 +102,9 @@ int crosscheck_command(const Context& ctx, const CrosscheckArgs& args) {
       args.facts.empty() ? (std::filesystem::path(ctx.data).parent_path() / "tests/fixtures/llvm_test_facts.tsv").string()
                          : args.facts;
   std::vector<TestFact> facts = parse_test_facts(read_file(facts_path), facts_path);
-  CrossCheck check = cross_check(*census, facts);
+  MeasuredFacts measured;
+  if (args.measure) measured = measure_fact_declarations(*census, facts, args.flavor);
+  CrossCheck check = cross_check(*census, facts, args.measure ? &measured : nullptr);
   auto count = [&](FactOutcome o) {
     auto it = check.counts.find(o);
     return it == check.counts.end() ? 0 : it->second;
@@ -60,7 +126,8 @@ int crosscheck_command(const Context& ctx, const CrosscheckArgs& args) {
       nlohmann::ordered_json r = {{"intrinsic", c.intrinsic}, {"processor", c.processor},
                                   {"expect", c.lowers ? "lowers" : "refused"},
                                   {"outcome", std::string(fact_outcome_name(c.outcome))},
-                                  {"census", c.census_key}, {"exact", c.exact}, {"census_answer", c.census_answer}};
+                                  {"census", c.census_key}, {"exact", c.exact}, {"measured", c.measured},
+                                  {"census_answer", c.census_answer}};
       nlohmann::ordered_json sources = nlohmann::ordered_json::array();
       for (const TestFact* f : c.facts) sources.push_back({{"flags", flags_of(*f)}, {"source", f->source}, {"detail", f->detail}});
       r["tests"] = sources;
@@ -108,6 +175,8 @@ void add_crosscheck(CLI::App& app, Context& context, int& exit_code) {
   sub->add_option("--facts", args->facts, "the facts file (default: tests/fixtures/llvm_test_facts.tsv)");
   sub->add_flag("--json", args->json, "JSON instead of text");
   sub->add_flag("--all", args->all, "list the agreeing facts too");
+  sub->add_flag("--measure", args->measure,
+                "measure each fact's own declaration the census did not measure (this build must link the flavor)");
   sub->add_option("--min-agreement", args->min_agreement, "exit 1 when the agreement (percent) is below this");
   sub->callback([&context, &exit_code, args] { exit_code = crosscheck_command(context, *args); });
 }

@@ -174,6 +174,8 @@ std::string finding_class(const Cell& c) {
   static const std::regex kInstruction(R"(: [a-z][a-z0-9_]*( |$))");  // where the rejected instruction starts
   std::string e = std::regex_replace(c.status == Status::kOk ? c.mc_check : c.evidence, kIntrinsic, "<intrinsic>");
   e = std::regex_replace(e, kProcessor, "(<processor>)");
+  static const std::regex kSelected(R"(^LLVM selects [a-z][a-z0-9_]*)");
+  e = std::regex_replace(e, kSelected, "LLVM selects <instruction>");
   const std::string rejects = "MC assembler rejects it: ";
   if (c.status == Status::kOk && e.rfind(rejects, 0) == 0) {
     std::smatch m;
@@ -247,7 +249,10 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       if (s == by_name.end()) continue;
       if (c.status == Status::kToolchainCrash || c.status == Status::kToolchainTimeout) crashes.push_back({s->second, &c});
       if (c.status == Status::kOk && c.lowered_to.empty()) empty.push_back({s->second, &c});
-      if (c.status == Status::kOk && !c.mc_check.empty()) mc.push_back({s->second, &c});
+      // Codegen selected an instruction the assembler says this processor lacks (README "ok means an instruction"):
+      // the cell is a refusal, and LLVM disagrees with itself.
+      bool lacks = c.status == Status::kArchAbsent && c.evidence.rfind("LLVM selects ", 0) == 0;
+      if ((c.status == Status::kOk && !c.mc_check.empty()) || lacks) mc.push_back({s->second, &c});
     }
   };
   scan(v.column, "catalog");
@@ -318,12 +323,13 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
           crash_kinds, false);
   section("Intrinsics that lower to no instruction",
           "Codegen succeeded and the object links, but the call became no instruction beyond the probe's baseline "
-          "(the probe passes 0 to immarg operands unless the verifier refuses it: an image intrinsic with dmask 0, "
-          "say, is folded away). One row per intrinsic family.",
+          "however it was posed (README \"How the probe measures\": immediates that ask for work were tried). "
+          "One row per intrinsic family.",
           empty_kinds, false);
   section("Back end and assembler disagree",
-          "Codegen printed assembly that LLVM's own MC assembler rejects for the same processor (the object codegen "
-          "writes itself was accepted). One row per kind of rejection.",
+          "Codegen printed assembly that LLVM's own MC assembler rejects for the same processor: an instruction "
+          "the processor does not have (the cell is arch_absent), or one the assembler rejects otherwise (the object "
+          "codegen writes itself was accepted). One row per kind of rejection.",
           mc_kinds, true);
 
   std::vector<Disagreement> d = disagreements_of(v);

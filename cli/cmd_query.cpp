@@ -26,6 +26,7 @@ std::string detail(const Cell& c) {
   for (const auto& m : c.lowered_to) s += (s.empty() ? "" : " ") + m;
   if (s.empty() && !c.note.empty()) s = "(" + c.note + ")";
   if (c.imm) s += "  [imm " + std::to_string(*c.imm) + "]";
+  if (!c.posing.empty()) s += "  [posed with " + c.posing + "]";
   if (!c.mc_check.empty()) s += "  [mc_check: " + c.mc_check + "]";
   return s;
 }

@@ -57,6 +57,7 @@ std::string cell_brief(const Cell* c) {
   if (!c) return "(none)";
   std::string s(status_name(c->status));
   if (c->imm) s += " imm=" + std::to_string(*c->imm);
+  if (!c->posing.empty()) s += " posed with " + c->posing;
   if (c->status == Status::kOk) {
     std::string lt;
     for (const auto& m : c->lowered_to) lt += (lt.empty() ? "" : " ") + m;
@@ -85,7 +86,7 @@ void print_summary(const Column& column, const ProbeResult& result) {
   for (Status s : statuses) total.push_back(std::to_string(column.provenance.counts.at(std::string(status_name(s)))));
   table.add(total);
   std::fputs(table.render().c_str(), stdout);
-  std::printf("%s: %d keys x %zu targets = %zu cells in %.2f s (%d workers, %d worker restarts, %d sweep probes, %d retried)\n",
+  std::printf("%s: %d keys x %zu targets = %zu cells in %.2f s (%d workers, %d worker restarts, %d posing probes, %d retried)\n",
               column.provenance.flavor.c_str(), column.provenance.keys, column.provenance.targets.size(),
               column.cells.size(), result.stats.seconds, result.stats.workers, result.stats.worker_deaths,
               result.stats.sweep_probes, result.stats.retried);

@@ -452,6 +452,56 @@ std::optional<Cell> census_cell(const Store& store, const std::string& flavor, c
   return found.front();
 }
 
+void store_on_demand_cell(Store& store, const std::string& flavor, const Cell& cell, const std::string& identity) {
+  store.before_write();
+  Transaction tx(store.handle());
+  Stmt q(store.handle(),
+         "INSERT OR REPLACE INTO on_demand_cell(flavor, key, target, cell, identity) VALUES (?1, ?2, ?3, ?4, ?5)");
+  q.bind(1, flavor).bind(2, cell.key).bind(3, cell.target).bind(4, cell_to_json(cell).dump()).bind(5, identity);
+  q.run();
+  tx.commit();
+}
+
+std::optional<Cell> on_demand_cell(const Store& store, const std::string& flavor, const std::string& key,
+                                   const std::string& target) {
+  Stmt q(store.handle(), "SELECT cell FROM on_demand_cell WHERE flavor = ?1 AND key = ?2 AND target = ?3");
+  q.bind(1, flavor).bind(2, key).bind(3, target);
+  if (!q.step()) return std::nullopt;
+  try {
+    nlohmann::json j = nlohmann::json::parse(q.text(0));
+    j["key"] = "census";  // validated as a cell; the real key is the instantiation's
+    Cell cell = cell_from_json(j);
+    cell.key = key;
+    return cell;
+  } catch (const std::exception& e) {
+    throw input_error(store.path().string() + ": on-demand cell " + key + "/" + target + ": " + e.what());
+  }
+}
+
+std::vector<std::string> intrinsic_base_candidates(const std::string& name) {
+  std::vector<std::string> out;
+  const size_t prefix = std::string("llvm.amdgcn.").size();
+  for (size_t end = name.size(); end > prefix; end = name.rfind('.', end - 1)) {
+    out.push_back(name.substr(0, end));
+    if (end == std::string::npos) break;
+  }
+  return out;
+}
+
+std::optional<bool> census_has_intrinsic_of(const Store& store, const std::string& flavor, const std::string& name) {
+  Stmt head(store.handle(), "SELECT 1 FROM census WHERE flavor = ?1");
+  head.bind(1, flavor);
+  if (!head.step()) return std::nullopt;
+  for (const std::string& base : intrinsic_base_candidates(name)) {
+    Stmt q(store.handle(),
+           "SELECT 1 FROM census_instantiation WHERE flavor = ?1 AND (key = ?2 OR intrinsic = ?2) "
+           "UNION ALL SELECT 1 FROM census_not_probed WHERE flavor = ?1 AND intrinsic = ?2 LIMIT 1");
+    q.bind(1, flavor).bind(2, base);
+    if (q.step()) return true;
+  }
+  return false;
+}
+
 void sync_census_from_data(Store& store, const fs::path& data_root) {
   std::set<std::string> committed;
   std::error_code ec;

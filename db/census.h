@@ -17,7 +17,7 @@
 //   not_probed<TAB>INTRINSIC<TAB>REASON     one line per intrinsic not probed, sorted, after them
 // TYPES is "-" or the overload types as a JSON array. A GROUP is "STATUS TARGETS DETAIL": the processors
 // (comma-separated, sorted) whose cells agree in everything but the target, and the rest of their cell as
-// a JSON object (evidence, lowered_to, imm, mc_check, note; intrinsic where LLVM resolved another name).
+// a JSON object (evidence, lowered_to, imm, posing, mc_check, note; intrinsic where LLVM resolved another name).
 // Groups are ordered by status (taxonomy order), then by their first processor. The form is lossless: the
 // store loaded from it holds the same cells as the measurement that wrote it.
 #pragma once
@@ -104,6 +104,16 @@ std::string full_intrinsic_name(const std::string& name);
 // One census cell by the instantiation's name (the intrinsic name a kernel's IR calls), looked up on demand.
 std::optional<Cell> census_cell(const Store& store, const std::string& flavor, const std::string& name,
                                 const std::string& target);
+// Whether the flavor's census is stored and knows `name` as an intrinsic or an instantiation of one (its
+// intrinsics are every llvm.amdgcn.* intrinsic of that LLVM, the not-probed ones included). nullopt: no census.
+std::optional<bool> census_has_intrinsic_of(const Store& store, const std::string& flavor, const std::string& name);
+// The intrinsic base names `name` may be an instantiation of: itself, then each shorter prefix ending before a '.'.
+std::vector<std::string> intrinsic_base_candidates(const std::string& name);
+// Cells of instantiations the census did not measure, measured on demand by a check (migration 0005). A stored
+// one replaces any earlier one of the same (flavor, key, target).
+void store_on_demand_cell(Store& store, const std::string& flavor, const Cell& cell, const std::string& identity);
+std::optional<Cell> on_demand_cell(const Store& store, const std::string& flavor, const std::string& key,
+                                   const std::string& target);
 // Loads data/<flavor>/census.txt for every committed flavor whose file changed (by digest); drops census
 // rows whose file is gone.
 void sync_census_from_data(Store& store, const std::filesystem::path& data_root);

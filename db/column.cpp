@@ -70,7 +70,7 @@ bool is_answer(Status s) {
 
 bool Cell::operator==(const Cell& o) const {
   return key == o.key && target == o.target && status == o.status && intrinsic == o.intrinsic &&
-         evidence == o.evidence && lowered_to == o.lowered_to && imm == o.imm && mc_check == o.mc_check &&
+         evidence == o.evidence && lowered_to == o.lowered_to && imm == o.imm && posing == o.posing && mc_check == o.mc_check &&
          note == o.note;
 }
 
@@ -82,6 +82,7 @@ nlohmann::ordered_json Provenance::posing() const {
   p["timeout_s"] = timeout_s;
   p["retries"] = retries;
   p["immarg_sweep"] = immarg_sweep;
+  if (!posings.empty()) p["posings"] = posings;
   return p;
 }
 
@@ -124,6 +125,7 @@ nlohmann::ordered_json cell_to_json(const Cell& c) {
   if (c.status != Status::kOk) j["evidence"] = c.evidence;
   if (c.status == Status::kOk) j["lowered_to"] = c.lowered_to;
   if (c.imm) j["imm"] = *c.imm;
+  if (!c.posing.empty()) j["posing"] = c.posing;
   if (!c.mc_check.empty()) j["mc_check"] = c.mc_check;
   if (!c.note.empty()) j["note"] = c.note;
   return j;
@@ -132,7 +134,7 @@ nlohmann::ordered_json cell_to_json(const Cell& c) {
 Cell cell_from_json(const nlohmann::json& j) {
   if (!j.is_object()) bad("a cell must be a JSON object");
   static const std::set<std::string> kFields = {"key",  "target", "status",   "intrinsic", "evidence",
-                                                "lowered_to", "imm", "mc_check", "note"};
+                                                "lowered_to", "imm", "posing", "mc_check", "note"};
   for (const auto& [name, value] : j.items())
     if (!kFields.count(name)) bad("unknown field '" + name + "'");
   Cell c;
@@ -162,10 +164,11 @@ Cell cell_from_json(const nlohmann::json& j) {
     if (!it->is_number_integer()) bad("field 'imm' must be an integer");
     c.imm = it->get<int64_t>();
   }
+  c.posing = opt_string(j, "posing");
   c.mc_check = opt_string(j, "mc_check");
   c.note = opt_string(j, "note");
-  if (c.status != Status::kOk && (!c.mc_check.empty() || !c.note.empty()))
-    bad("mc_check and note belong to ok cells only");
+  if (c.status != Status::kOk && (!c.posing.empty() || !c.mc_check.empty() || !c.note.empty()))
+    bad("posing, mc_check and note belong to ok cells only");
   return c;
 }
 
@@ -237,6 +240,7 @@ Provenance provenance_from_json(const nlohmann::json& j) {
     p.timeout_s = pr.at("timeout_s").get<int>();
     p.retries = pr.at("retries").get<int>();
     p.immarg_sweep = pr.at("immarg_sweep").get<std::vector<int64_t>>();
+    if (pr.contains("posings")) p.posings = pr.at("posings").get<std::vector<std::string>>();
     p.targets = j.at("targets").get<std::vector<std::string>>();
     p.keys = j.at("keys").get<int>();
     for (const auto& [name, n] : j.at("counts").items()) {

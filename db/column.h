@@ -39,6 +39,7 @@ struct Cell {
   std::string evidence;                 // every status but ok
   std::vector<std::string> lowered_to;  // ok: the mnemonics the call became
   std::optional<int64_t> imm;           // the immarg value that made it lower, when the sweep was needed
+  std::string posing;                   // ok: how the call was posed when not the default way (probe/synth.h)
   std::string mc_check;                 // ok: the MC assembler's rejection of what codegen emitted, if any
   std::string note;                     // ok: e.g. that the call became no instruction
 
@@ -50,7 +51,7 @@ struct Cell {
 // unchanged column is byte-identical.
 struct Provenance {
   static constexpr const char* kSchema = "archdb.column/v1";
-  static constexpr int kGeneratorVersion = 1;
+  static constexpr int kGeneratorVersion = 2;  // 2: the posings (README "How the probe measures")
 
   std::string flavor;
   // A descriptor stands for a toolchain no host here has: it says which, and how to measure it there; it
@@ -72,6 +73,7 @@ struct Provenance {
   int timeout_s = 60;
   int retries = 1;
   std::vector<int64_t> immarg_sweep;
+  std::vector<std::string> posings;  // the posings tried beyond the default, in order (generator 2 on)
   std::vector<std::string> targets;
   // Derived from the cells when rendered.
   std::map<std::string, int> counts;

@@ -106,7 +106,7 @@ double CrossCheck::agreement() const {
   return n == 0 || it == counts.end() ? 0.0 : static_cast<double>(it->second) / n;
 }
 
-CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts) {
+CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts, const MeasuredFacts* measured) {
   std::map<std::tuple<std::string, std::string, bool>, std::vector<const TestFact*>> grouped;
   for (const auto& f : facts) grouped[{f.intrinsic, f.processor, f.lowers}].push_back(&f);
   const auto& processors = census.provenance.processors;
@@ -116,8 +116,24 @@ CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts)
     std::tie(c.intrinsic, c.processor, c.lowers) = key;
     c.facts = group;
     std::vector<const CensusInstantiation*> insts = instantiations_for(census, c.intrinsic, c.exact);
+    const Cell* own = nullptr;
+    if (measured && !c.exact) {
+      auto m = measured->find(c.intrinsic);
+      if (m != measured->end()) {
+        auto t = m->second.find(c.processor);
+        if (t != m->second.end()) own = &t->second;
+      }
+    }
     if (std::find(processors.begin(), processors.end(), c.processor) == processors.end()) {
       c.outcome = FactOutcome::kUnknownProcessor;
+    } else if (own) {
+      c.exact = true;
+      c.measured = true;
+      c.census_key = own->intrinsic + " (measured from the test's declaration)";
+      c.census_answer = answer_text(*own);
+      bool ok = own->status == Status::kOk, absent = own->status == Status::kArchAbsent;
+      if (c.lowers) c.outcome = ok ? FactOutcome::kAgrees : absent ? FactOutcome::kFalseAbsent : FactOutcome::kNoAnswer;
+      else c.outcome = absent ? FactOutcome::kAgrees : ok ? FactOutcome::kFalseOk : FactOutcome::kNoAnswer;
     } else if (insts.empty()) {
       c.outcome = FactOutcome::kNotInCensus;
     } else {

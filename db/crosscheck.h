@@ -47,6 +47,7 @@ struct FactComparison {
   bool lowers = true;
   FactOutcome outcome = FactOutcome::kNotInCensus;
   std::string census_key;    // the instantiation that answered (or "k1, k2" for an overloaded name)
+  bool measured = false;     // answered by a cell measured for the test's own declaration
   bool exact = false;        // the census measured exactly the test's name
   std::string census_answer; // status and evidence or lowered_to, one line
   std::vector<const TestFact*> facts;  // the test lines behind it (flags and sources)
@@ -59,6 +60,11 @@ struct CrossCheck {
   double agreement() const;  // agrees / compared (0 when nothing compared)
 };
 
-CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts);
+// Cells measured for exactly the facts' own declarations (archdb crosscheck --measure): fact intrinsic as the
+// test names it -> target -> cell. A fact with such a cell is held against it, exactly, rather than against the
+// census.
+using MeasuredFacts = std::map<std::string, std::map<std::string, Cell>>;
+
+CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts, const MeasuredFacts* measured = nullptr);
 
 }  // namespace archdb

@@ -47,11 +47,12 @@ Cell read_cell(const Stmt& q) {
   if (!q.is_null(6)) c.imm = q.integer(6);
   c.mc_check = q.text(7);
   c.note = q.text(8);
+  c.posing = q.text(9);
   return c;
 }
 
 constexpr const char* kCellColumns =
-    "decl_key, target, status, intrinsic, evidence, lowered_to, imm, mc_check, note";
+    "decl_key, target, status, intrinsic, evidence, lowered_to, imm, mc_check, note, posing";
 
 }  // namespace
 
@@ -219,8 +220,8 @@ void Store::write_column_rows(const std::string& name, Origin origin, const std:
   Stmt key(db_, "INSERT OR IGNORE INTO decl_key(name) VALUES (?1)");
   Stmt target(db_, "INSERT OR IGNORE INTO target(name) VALUES (?1)");
   Stmt cell(db_,
-            "INSERT INTO cell(flavor, decl_key, target, status, intrinsic, evidence, lowered_to, imm, mc_check, note) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+            "INSERT INTO cell(flavor, decl_key, target, status, intrinsic, evidence, lowered_to, imm, mc_check, note, posing) "
+            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
   for (const auto& c : cells) {
     if (c.status == Status::kProbeError)
       throw internal_error("refusing to store a probe_error cell (" + c.key + "/" + c.target + ")");
@@ -232,7 +233,7 @@ void Store::write_column_rows(const std::string& name, Origin origin, const std:
       cell.bind(7, nlohmann::json(c.lowered_to).dump());
     else
       cell.bind_or_null(7, "");
-    cell.bind(8, c.imm).bind_or_null(9, c.mc_check).bind_or_null(10, c.note);
+    cell.bind(8, c.imm).bind_or_null(9, c.mc_check).bind_or_null(10, c.note).bind_or_null(11, c.posing);
     cell.run();
   }
 }

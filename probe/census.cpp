@@ -2,6 +2,7 @@
 #include "probe/census.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -19,6 +20,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 const std::string kPrefix = "llvm.amdgcn.";
+// One processor of each generation: where the search for an instantiation that lowers is made.
+constexpr const char* kSearchProcessors[] = {"gfx600", "gfx700", "gfx803", "gfx900", "gfx908", "gfx90a", "gfx942",
+                                             "gfx950", "gfx1010", "gfx1030", "gfx1100", "gfx1151", "gfx1201", "gfx1250"};
 
 const std::vector<std::string> kIntScalars = {"i32", "i64", "i16", "i8", "i1"};
 const std::vector<std::string> kFloatScalars = {"float", "half", "double", "bfloat"};
@@ -123,23 +127,73 @@ std::vector<std::vector<std::string>> candidate_combinations(const std::string& 
   if (!llvm::Intrinsic::isOverloaded(id)) return out;
   compat::IntrinsicTable table = compat::read_intrinsic_table(id);
   std::vector<std::vector<std::string>> lists;
+  const std::string family = intrinsic.substr(kPrefix.size());
+  auto has = [&](const char* word) { return ("." + family + ".").find(word) != std::string::npos; };
   // Image intrinsics: an `any` slot only parameters use is a descriptor, the resource (first) then the
   // sampler (second); they take the types LLVM's image lowering expects first.
-  const bool image = intrinsic.rfind(kPrefix + "image.", 0) == 0;
+  const bool image = family.rfind("image.", 0) == 0;
+  const bool image_atomic = family.rfind("image.atomic.", 0) == 0;
+  // Matrix intrinsics take their operands as vectors (wmma.f32.16x16x16.f16: <8 x float>, <16 x half>).
+  const bool matrix = family.rfind("wmma.", 0) == 0 || family.rfind("swmmac.", 0) == 0;
+  // The address space a family works on: LDS for ds.* and *lds*, global for global.*, flat for flat.*.
+  std::string pointer;
+  if (has(".ds.") || family.find("lds") != std::string::npos) pointer = "ptr addrspace(3)";
+  else if (has(".global.") || has(".cluster.")) pointer = "ptr addrspace(1)";
+  else if (has(".flat.")) pointer = "ptr";
+  // A width the name states (ds.read.tr8.b64, cluster.load.b128): the result is that many bits, of 16-bit
+  // elements where a transposing load says so (tr16).
+  std::string width;
+  const bool halves = has(".tr16.");
+  for (const auto& [word, type] : std::vector<std::pair<const char*, const char*>>{
+           {".b32.", "i32"}, {".b64.", halves ? "<4 x i16>" : "<2 x i32>"}, {".b96.", "<3 x i32>"},
+           {".b128.", halves ? "<8 x i16>" : "<4 x i32>"}})
+    if (has(word)) width = type;
+  // Matrix operands: the element types the name states (wmma.f32.16x16x16.f16: f32 results, f16 sources), wide
+  // vectors first (a wave32 lane holds 8 or 16 elements of a 16x16 tile).
+  std::vector<std::string> result_matrix, source_matrix;
+  if (matrix) {
+    std::vector<std::string> tokens = split(family, '.');
+    auto vectors_of = [](const std::string& element) -> std::vector<std::string> {
+      if (element == "f32") return {"<8 x float>", "<4 x float>", "<16 x float>"};
+      if (element == "f16") return {"<16 x half>", "<8 x half>", "<4 x half>"};
+      if (element == "bf16") return {"<16 x bfloat>", "<8 x bfloat>", "<16 x i16>", "<8 x i16>"};
+      if (element == "i32") return {"<8 x i32>", "<4 x i32>"};
+      // Packed narrow integers and floats (iu8, iu4, fp8, bf8, f4) travel in dwords.
+      return {"<2 x i32>", "<4 x i32>", "<8 x i32>", "<16 x i32>"};
+    };
+    if (tokens.size() > 1) result_matrix = vectors_of(tokens[1]);
+    for (size_t t = 2; t + 1 < tokens.size(); ++t)
+      if (tokens[t].find('x') != std::string::npos && std::isdigit(static_cast<unsigned char>(tokens[t][0])))
+        source_matrix = vectors_of(tokens[t + 1]);
+  }
   int descriptors = 0;
   for (size_t i = 0; i < table.slots.size(); ++i) {
-    lists.push_back(slot_candidates(table.slots[i]));
+    const compat::OverloadSlot& slot = table.slots[i];
+    lists.push_back(slot_candidates(slot));
     bool in_result = !table.parts.empty() && table.parts[0].find("#" + std::to_string(i)) != std::string::npos;
-    std::string first;
-    if (image && table.slots[i].element == compat::OverloadSlot::Element::kAny) {
-      if (in_result) first = "<4 x float>";  // the texels: four channels
-      else if (descriptors < 2) first = descriptors++ == 0 ? "<8 x i32>" : "<4 x i32>";
+    std::vector<std::string> first;
+    if (image && slot.element == compat::OverloadSlot::Element::kAny) {
+      if (in_result) first = {image_atomic ? "i32" : "<4 x float>"};  // atomics: one channel; else four texels
+      else if (descriptors < 2) first = {descriptors++ == 0 ? "<8 x i32>" : "<4 x i32>"};
     }
-    if (!first.empty()) {
-      auto& l = lists.back();
-      auto at = std::find(l.begin(), l.end(), first);
+    if (in_result && !width.empty()) first = {width};
+    if (in_result && family.rfind("make.buffer.rsrc", 0) == 0 && slot.element == compat::OverloadSlot::Element::kPointer)
+      first.push_back("ptr addrspace(8)");  // a buffer resource
+    if (!pointer.empty() && slot.element == compat::OverloadSlot::Element::kPointer) first.push_back(pointer);
+    if (matrix && slot.shape == compat::OverloadSlot::Shape::kAny) {
+      const auto& preferred = in_result ? result_matrix : source_matrix;
+      first.insert(first.end(), preferred.begin(), preferred.end());
+    }
+    // Earlier entries of `first` end up in front.
+    auto& l = lists.back();
+    for (auto it = first.rbegin(); it != first.rend(); ++it) {
+      auto at = std::find(l.begin(), l.end(), *it);
       if (at != l.end()) std::rotate(l.begin(), at, at + 1);
     }
+    // Vectors before scalars for a matrix's operands; a sparse matrix's last slot is its index (a scalar).
+    bool index_slot = family.rfind("swmmac.", 0) == 0 && i + 1 == table.slots.size();
+    if (matrix && !index_slot && slot.shape == compat::OverloadSlot::Shape::kAny)
+      std::stable_partition(l.begin(), l.end(), [](const std::string& t) { return t.front() == '<'; });
     if (lists.back().empty()) {
       why = "overload type #" + std::to_string(i) + " admits no type of the candidate set " + kCandidateSet;
       return out;
@@ -163,6 +217,21 @@ std::vector<std::vector<std::string>> candidate_combinations(const std::string& 
     }
   }
   return out;
+}
+
+ProbeOptions census_probe_options(const CensusOptions& options) {
+  ProbeOptions probe;
+  probe.flavor = options.flavor;
+  probe.jobs = options.jobs;
+  probe.timeout_s = options.timeout_s;
+  probe.cpu_budget_ms = options.cpu_budget_ms;
+  probe.retry_cpu_budget_ms = options.retry_cpu_budget_ms;
+  probe.retries = options.retries;
+  probe.immarg_sweep = options.immarg_sweep;
+  probe.progress = options.progress;
+  probe.parallel_crash_retries = true;
+  probe.parallel_timeout_retries = true;
+  return probe;
 }
 
 CensusRun run_census(const CensusOptions& options) {
@@ -193,18 +262,8 @@ CensusRun run_census(const CensusOptions& options) {
       throw usage_error("LLVM " + tc.llvm_version + " knows no processor '" + p + "'");
   std::sort(processors.begin(), processors.end());
 
-  ProbeOptions probe;
-  probe.flavor = options.flavor;
+  ProbeOptions probe = census_probe_options(options);
   probe.targets = processors;
-  probe.jobs = options.jobs;
-  probe.timeout_s = options.timeout_s;
-  probe.cpu_budget_ms = options.cpu_budget_ms;
-  probe.retry_cpu_budget_ms = options.retry_cpu_budget_ms;
-  probe.retries = options.retries;
-  probe.immarg_sweep = options.immarg_sweep;
-  probe.progress = options.progress;
-  probe.parallel_crash_retries = true;
-  probe.parallel_timeout_retries = true;
 
   // ---- instantiation: candidate combinations, judged by LLVM in rounds ----
   std::vector<Pending> pending;
@@ -221,40 +280,88 @@ CensusRun run_census(const CensusOptions& options) {
     }
     pending.push_back(std::move(p));
   }
+  // The next `want` combinations LLVM accepts of each pending intrinsic in `which`, from its cursor on; the
+  // cursor moves past the last one taken.
+  auto instantiate = [&](const std::vector<size_t>& which, size_t want) {
+    std::map<size_t, std::vector<CensusInstantiation>> found;
+    std::map<size_t, size_t> scan;  // pending -> next combination to pose
+    for (size_t i : which) scan[i] = pending[i].next;
+    for (size_t round_size = want + 1;; round_size *= 4) {
+      std::vector<DeclSpec> specs;
+      std::vector<std::pair<size_t, size_t>> owner;  // spec -> (pending, combination)
+      for (size_t i : which) {
+        Pending& p = pending[i];
+        if (!p.not_probed.empty() || found[i].size() >= want) continue;
+        for (size_t n = 0; n < round_size && scan[i] < p.combos.size(); ++n, ++scan[i]) {
+          DeclSpec spec;
+          spec.kind = DeclSpec::Kind::kIntrinsic;
+          spec.name = p.name;
+          spec.overloaded = p.overloaded;
+          spec.overload_types = p.combos[scan[i]];
+          specs.push_back(std::move(spec));
+          owner.push_back({i, scan[i]});
+        }
+      }
+      if (specs.empty()) break;
+      if (options.progress)
+        std::fprintf(stderr, "\r\033[K%s: instantiating (%zu candidates)", options.flavor.c_str(), specs.size());
+      run.candidates_tried += static_cast<int>(specs.size());
+      std::vector<ResolveOutcome> outcomes = resolve_declarations(specs, probe);
+      for (size_t k = 0; k < specs.size(); ++k) {
+        auto [i, combo] = owner[k];
+        Pending& p = pending[i];
+        const Resolution& r = outcomes[k].resolution;
+        if (r.kind == Resolution::Kind::kResolved) {
+          if (found[i].size() < want) {
+            found[i].push_back({r.intrinsic, p.name, specs[k].overload_types});
+            p.next = combo + 1;
+          }
+        } else if (combo == 0) {
+          p.first_rejection = r.evidence.empty() ? "LLVM refused the declaration" : r.evidence;
+        }
+      }
+    }
+    for (size_t i : which)
+      if (found[i].size() < want) pending[i].next = pending[i].combos.size();  // none left
+    return found;
+  };
+  auto entry_of = [](const Pending& p, const CensusInstantiation& inst) {
+    CatalogEntry e;
+    e.key = inst.key;
+    e.spec.kind = DeclSpec::Kind::kIntrinsic;
+    e.spec.name = p.name;
+    e.spec.overloaded = p.overloaded;
+    e.spec.overload_types = inst.overload_types;
+    return e;
+  };
+  auto measure = [&](const Catalog& catalog, const ProbeOptions& how) {
+    std::vector<const CatalogEntry*> entries;
+    for (const auto& e : catalog.entries) entries.push_back(&e);
+    ProbeResult result = run_probe(catalog, entries, how);
+    run.probe_errors.insert(run.probe_errors.end(), result.probe_errors.begin(), result.probe_errors.end());
+    run.stats.workers = result.stats.workers;
+    run.stats.jobs += result.stats.jobs;
+    run.stats.worker_deaths += result.stats.worker_deaths;
+    run.stats.sweep_probes += result.stats.sweep_probes;
+    run.stats.posed_refused += result.stats.posed_refused;
+    run.stats.posed_no_instruction += result.stats.posed_no_instruction;
+    run.stats.posed_rejected += result.stats.posed_rejected;
+    run.stats.posed_crashed += result.stats.posed_crashed;
+    run.stats.retried += result.stats.retried;
+    run.stats.slowest_answer_cpu_ms = std::max(run.stats.slowest_answer_cpu_ms, result.stats.slowest_answer_cpu_ms);
+    run.stats.phases.insert(run.stats.phases.end(), result.stats.phases.begin(), result.stats.phases.end());
+    return std::move(result.column.cells);
+  };
+
   const size_t wanted = static_cast<size_t>(std::max(1, options.max_instantiations));
-  for (size_t round_size = wanted + 1;; round_size *= 4) {
-    std::vector<DeclSpec> specs;
-    std::vector<std::pair<size_t, size_t>> owner;  // spec -> (pending, combination)
-    for (size_t i = 0; i < pending.size(); ++i) {
-      Pending& p = pending[i];
-      if (!p.not_probed.empty() || p.chosen.size() >= wanted || p.next >= p.combos.size()) continue;
-      for (size_t n = 0; n < round_size && p.next < p.combos.size(); ++n, ++p.next) {
-        DeclSpec s;
-        s.kind = DeclSpec::Kind::kIntrinsic;
-        s.name = p.name;
-        s.overloaded = p.overloaded;
-        s.overload_types = p.combos[p.next];
-        specs.push_back(std::move(s));
-        owner.push_back({i, p.next});
-      }
-    }
-    if (specs.empty()) break;
-    if (options.progress) std::fprintf(stderr, "\r\033[K%s: instantiating (%zu candidates)", options.flavor.c_str(), specs.size());
-    run.candidates_tried += static_cast<int>(specs.size());
-    std::vector<ResolveOutcome> outcomes = resolve_declarations(specs, probe);
-    for (size_t s = 0; s < specs.size(); ++s) {
-      Pending& p = pending[owner[s].first];
-      const Resolution& r = outcomes[s].resolution;
-      if (r.kind == Resolution::Kind::kResolved) {
-        if (p.chosen.size() < wanted) p.chosen.push_back({r.intrinsic, p.name, specs[s].overload_types});
-      } else if (owner[s].second == 0) {
-        p.first_rejection = r.evidence.empty() ? "LLVM refused the declaration" : r.evidence;
-      }
-    }
-  }
+  std::vector<size_t> everyone(pending.size());
+  for (size_t i = 0; i < pending.size(); ++i) everyone[i] = i;
+  auto first = instantiate(everyone, wanted);
   Catalog catalog;
   catalog.path = "(census)";
-  for (auto& p : pending) {
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    p.chosen = first[i];
     if (p.chosen.empty()) {
       std::string reason = !p.not_probed.empty() ? p.not_probed : p.first_rejection;
       if (p.overloaded && p.not_probed.empty())
@@ -264,26 +371,66 @@ CensusRun run_census(const CensusOptions& options) {
       continue;
     }
     for (auto& inst : p.chosen) {
-      CatalogEntry e;
-      e.key = inst.key;
-      e.spec.kind = DeclSpec::Kind::kIntrinsic;
-      e.spec.name = p.name;
-      e.spec.overloaded = p.overloaded;
-      e.spec.overload_types = inst.overload_types;
-      catalog.entries.push_back(std::move(e));
+      catalog.entries.push_back(entry_of(p, inst));
       run.census.instantiations.push_back(inst);
     }
   }
   run.plan_seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
   // ---- measuring: the catalog probe over every processor ----
-  std::vector<const CatalogEntry*> entries;
-  for (const auto& e : catalog.entries) entries.push_back(&e);
-  if (!entries.empty()) {
-    ProbeResult result = run_probe(catalog, entries, probe);
-    run.probe_errors = result.probe_errors;
-    run.stats = result.stats;
-    run.census.cells = std::move(result.column.cells);
+  if (!catalog.entries.empty()) run.census.cells = measure(catalog, probe);
+
+  // ---- the search: an overloaded intrinsic none of whose instantiations lowered anywhere tries its next
+  // candidates, on one processor of each generation, until one lowers there; that one is then measured on every
+  // processor and keeps a row of its own beside the first. ----
+  std::vector<std::string> representatives;
+  for (const char* r : kSearchProcessors)
+    if (std::binary_search(processors.begin(), processors.end(), std::string(r))) representatives.push_back(r);
+  for (int round = 0; round < options.search_rounds && !representatives.empty(); ++round) {
+    std::set<std::string> lowered;  // intrinsics with an ok cell
+    std::map<std::string, std::string> intrinsic_of;
+    for (const auto& inst : run.census.instantiations) intrinsic_of[inst.key] = inst.intrinsic;
+    for (const auto& c : run.census.cells)
+      if (c.status == Status::kOk) lowered.insert(intrinsic_of[c.key]);
+    std::vector<size_t> searching;
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const Pending& p = pending[i];
+      if (p.overloaded && !p.chosen.empty() && !lowered.count(p.name) && p.next < p.combos.size()) searching.push_back(i);
+    }
+    if (searching.empty()) break;
+    auto candidates = instantiate(searching, static_cast<size_t>(std::max(1, options.search_width)));
+    Catalog tried;
+    tried.path = "(census search)";
+    std::map<std::string, size_t> owner;
+    for (auto& [i, insts] : candidates)
+      for (auto& inst : insts) {
+        tried.entries.push_back(entry_of(pending[i], inst));
+        owner[inst.key] = i;
+      }
+    if (tried.entries.empty()) break;
+    run.search_candidates += static_cast<int>(tried.entries.size());
+    ProbeOptions on_representatives = probe;
+    on_representatives.targets = representatives;
+    std::vector<Cell> cells = measure(tried, on_representatives);
+    std::set<size_t> settled;
+    Catalog found;
+    found.path = "(census search)";
+    for (const auto& e : tried.entries) {  // in candidate order: the first that lowers settles its intrinsic
+      size_t i = owner[e.key];
+      if (settled.count(i)) continue;
+      bool ok = std::any_of(cells.begin(), cells.end(), [&](const Cell& c) { return c.key == e.key && c.status == Status::kOk; });
+      if (!ok) continue;
+      settled.insert(i);
+      for (const auto& inst : candidates[i])
+        if (inst.key == e.key) {
+          pending[i].chosen.push_back(inst);
+          run.census.instantiations.push_back(inst);
+        }
+      found.entries.push_back(e);
+    }
+    if (found.entries.empty()) continue;
+    std::vector<Cell> measured = measure(found, probe);
+    run.census.cells.insert(run.census.cells.end(), measured.begin(), measured.end());
   }
   CensusProvenance& prov = run.census.provenance;
   prov.flavor = options.flavor;
@@ -297,6 +444,7 @@ CensusRun run_census(const CensusOptions& options) {
   posing["candidates"] = kCandidateSet;
   posing["max_instantiations"] = static_cast<int>(wanted);
   posing["max_candidates"] = options.max_candidates;
+  posing["search"] = {{"rounds", options.search_rounds}, {"width", options.search_width}, {"processors", representatives}};
   posing["retries_in_parallel"] = true;
   prov.probe = posing;
   prov.processors = processors;

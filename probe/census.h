@@ -12,7 +12,7 @@
 // combination, or whose signature a probe kernel cannot take (token or label operands, a variadic
 // declaration), is listed as not probed with LLVM's or the probe's reason, and never given a status.
 //
-// Candidate set v1 (kCandidateSet), per slot constraint:
+// Candidate set v2 (kCandidateSet), per slot constraint:
 //   integer scalars   i32 i64 i16 i8 i1
 //   float scalars     float half double bfloat
 //   integer vectors   <2 x i32> <4 x i32> <8 x i32> <2 x i16> <4 x i16> <8 x i16> <16 x i16> <2 x i64> <3 x i32>
@@ -25,7 +25,20 @@
 //                     vectors, then the pointers; an `anyvector` slot only the vectors.
 //   image intrinsics  (llvm.amdgcn.image.*) an `any` slot of the result (the texels) takes <4 x float> first;
 //                     the `any` slots only parameters use are the descriptors: the first (the resource)
-//                     takes <8 x i32> first, the second (the sampler) <4 x i32> first.
+//                     takes <8 x i32> first, the second (the sampler) <4 x i32> first; image atomics take
+//                     i32 results first.
+//   family hints      (v2) put first what the intrinsic's name implies: a pointer into LDS for ds.* and *lds*
+//                     names, global for global.* and cluster.*, flat for flat.*; a result of the width a
+//                     .b32/.b64/.b96/.b128 in the name states (i32, <2 x i32>, <3 x i32>, <4 x i32>; of i16
+//                     elements for .tr16.); a buffer resource (ptr addrspace(8)) as the result of make.buffer.rsrc;
+//                     for wmma.* and swmmac.*, vectors before scalars (but a sparse index), those of the
+//                     element types the name states first (wmma.f32.16x16x16.f16: <8 x float> results,
+//                     <16 x half> sources; narrow integer and fp8 sources as dwords), wide ones first.
+//
+// The search. An overloaded intrinsic none of whose measured instantiations lowers on any processor tries its
+// next accepted candidates (search_width a round, search_rounds rounds) on one processor of each generation
+// (kSearchProcessors); the first that lowers on one of them is measured on every processor and kept as a row
+// of its own beside the first. Candidates that lower nowhere in the search are not kept.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +51,7 @@
 
 namespace archdb {
 
-constexpr const char* kCandidateSet = "v1";
+constexpr const char* kCandidateSet = "v2";
 
 // LLVM's table: every intrinsic named llvm.amdgcn.*, sorted.
 std::vector<std::string> amdgcn_intrinsic_names();
@@ -62,6 +75,9 @@ struct CensusOptions {
   std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
   int max_instantiations = 1;             // per overloaded intrinsic
   int max_candidates = 64;                // combinations tried per overloaded intrinsic
+  // The search (README "The census"): rounds, and candidates measured a round per intrinsic that lowers nowhere.
+  int search_rounds = 3;
+  int search_width = 4;
   bool progress = false;
 };
 
@@ -70,11 +86,16 @@ struct CensusRun {
   std::vector<std::string> probe_errors;  // "key/target: reason": such a census is never written
   ProbeStats stats;
   int candidates_tried = 0;               // combinations posed to LLVM while instantiating
+  int search_candidates = 0;              // instantiations measured by the search on its processors
   double plan_seconds = 0;                // enumeration and instantiation
   double seconds = 0;                     // the whole census
 };
 
 // Throws Error for an unknown intrinsic or processor named in the options.
+// How the census poses its kernels (budgets, retries, the sweep), for anything that measures an instantiation
+// to stand beside the census's cells (on-demand cells, the cross-check's own declarations).
+ProbeOptions census_probe_options(const CensusOptions& options);
+
 CensusRun run_census(const CensusOptions& options);
 
 // The probe module of a declaration as the probe poses it (its declaration, the kernel calling it with every

@@ -34,8 +34,8 @@ DeclSpec spec_from_json(const json& j) {
 json shape_to_json(const ProbeShape& s) {
   json params = json::array();
   for (const auto& p : s.params) params.push_back({{"type", p.type}, {"immarg", p.immarg}});
-  return {{"callee", s.callee}, {"declare", s.declare_line}, {"ret", s.return_type}, {"fields", s.return_fields},
-          {"params", params}};
+  return {{"callee", s.callee},        {"declare", s.declare_line}, {"ret", s.return_type},
+          {"fields", s.return_fields}, {"params", params},          {"side_effects", s.has_side_effects}};
 }
 
 ProbeShape shape_from_json(const json& j) {
@@ -45,6 +45,7 @@ ProbeShape shape_from_json(const json& j) {
   s.return_type = j.at("ret").get<std::string>();
   s.return_fields = j.at("fields").get<std::vector<std::string>>();
   for (const auto& p : j.at("params")) s.params.push_back({p.at("type").get<std::string>(), p.at("immarg").get<bool>()});
+  s.has_side_effects = j.at("side_effects").get<bool>();
   return s;
 }
 

@@ -3,11 +3,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include <llvm/AsmParser/Parser.h>
@@ -116,8 +118,8 @@ class ProbeRun {
     timed("set-up", [&] { prepare_targets(); });
     timed("resolve", [&] { resolve_phase(); });
     timed("compile", [&] { compile_phase(); });
-    timed("sweep", [&] { sweep_phase(); });
     timed("retry+baseline", [&] { retry_and_baseline_phase(); });
+    timed("posings", [&] { posing_phase(); });
     timed("object", [&] { object_phase(); });
     ProbeResult result = assemble_column();
     stats_.workers = workers_;
@@ -276,21 +278,24 @@ class ProbeRun {
   }
 
   void make_baselines() {
-    // Baselines: one kernel per distinct signature.
-    std::map<std::string, std::string> baseline_by_signature;
-    for (auto& k : keys_) {
-      if (!resolved(k)) continue;
-      std::string sig = baseline_signature(k.resolution.shape);
-      auto it = baseline_by_signature.find(sig);
-      if (it == baseline_by_signature.end()) {
-        std::string fn = "b" + std::to_string(baseline_by_signature.size());
-        it = baseline_by_signature.emplace(sig, fn).first;
-        baseline_ir_[fn] = baseline_kernel_ir(fn, k.resolution.shape);
-      }
-      k.baseline = it->second;
-    }
+    for (auto& k : keys_)
+      if (resolved(k)) k.baseline = baseline_for(k, default_posing(k));
     if (!options_.keep_ir_dir.empty()) keep_ir();
   }
+
+  // Baselines: one kernel per distinct signature (a posing's operands and result are part of it).
+  std::string baseline_for(const KeyState& k, const Posing& posing) {
+    std::string sig = baseline_signature(k.resolution.shape, posing);
+    auto it = baseline_by_signature_.find(sig);
+    if (it == baseline_by_signature_.end()) {
+      std::string fn = "b" + std::to_string(baseline_by_signature_.size());
+      it = baseline_by_signature_.emplace(sig, fn).first;
+      baseline_ir_[fn] = baseline_kernel_ir(fn, k.resolution.shape, posing);
+    }
+    return it->second;
+  }
+
+  static Posing default_posing(const KeyState& k) { return Posing::all(k.resolution.shape, k.resolution.default_imm); }
 
   static bool resolved(const KeyState& k) {
     return k.resolved_reported && k.resolution.kind == Resolution::Kind::kResolved;
@@ -372,6 +377,9 @@ class ProbeRun {
       if (r.id < 0) return;
       Attempt& a = attempt(r.id);
       a.report = r;
+      // Answered: its kernel is never compiled again (only deaths are retried), so its text goes; the
+      // census's posings make tens of thousands of them.
+      std::string().swap(items_[static_cast<size_t>(r.id)].ir);
       stats_.slowest_answer_cpu_ms = std::max(stats_.slowest_answer_cpu_ms, r.cpu_ms);
       ++done_;
     };
@@ -470,63 +478,310 @@ class ProbeRun {
     return f == t->second.end() ? nullptr : &f->second;
   }
 
-  // ---- phase 3: immarg sweep ----
+  // ---- phase 5: other posings, where the default one was refused, became no instruction or was rejected ----
 
-  // The sweep tries the values in order on each negative whose declaration has integer immarg operands,
-  // and stops at the first value that lowers, or at the first value refused exactly as the default was
-  // (immediates masked): a refusal that does not change with the immediate is not about the immediate.
-  // Each negative is swept once: those of the first attempts here, those of the retries after them.
-  void sweep_phase() {
-    struct Pending {
-      size_t key;
-      std::string target;
-      std::string default_refusal;  // masked evidence of the default probe
-      std::set<std::string> tried_texts;
-      bool open = true;
-    };
-    std::vector<Pending> pending;
+  // Tried in rounds, each open search one posing a round, until one decides it (README "How the probe
+  // measures"). The immediate sweep stops at a refusal that does not change (immediates masked): such a
+  // refusal is not about the immediate.
+  void posing_phase() {
+    std::vector<PosingSearch> searches;
     for (size_t i = 0; i < keys_.size(); ++i) {
       const KeyState& k = keys_[i];
-      if (!resolved(k) || !k.resolution.shape.has_int_immarg()) continue;
+      if (!resolved(k)) continue;
       for (const auto& target : known_) {
         const Attempt* a = find_attempt(target, k.function);
         if (!a) continue;
         Verdict v = verdict_of(*a);
-        if (v.status == Status::kArchAbsent && swept_.insert({i, target}).second)
-          pending.push_back({i, target, mask_immediates(v.evidence), {probe_kernel_ir("x", k.resolution.shape, k.resolution.default_imm)}, true});
+        std::optional<PosingSearch> search;
+        if (v.status == Status::kArchAbsent) {
+          search = refused_search(i, target, v.evidence);
+        } else if (v.status == Status::kOk) {
+          const Attempt* base = find_attempt(target, k.baseline);
+          std::vector<std::string> became = base && base->report ? lowered_mnemonics(a->report->mnemonics, base->report->mnemonics)
+                                                                 : std::vector<std::string>{};
+          if (base && base->report && became.empty())
+            search = lowering_search(i, target, PosingSearch::Why::kNoInstruction);
+          else if (!a->report->mc_errors.empty() && !names_missing_instruction(a->report->mc_errors, became))
+            search = lowering_search(i, target, PosingSearch::Why::kRejectedAssembly);
+        } else if (v.status == Status::kToolchainCrash && crashed_selecting(v.evidence)) {
+          // Retried already. One way of posing the call crashes instruction selection; another may lower (an
+          // image load that returns its fail status, posed with texfailctrl 0). A crash after selection
+          // (finalizing it, branch relaxation, the hazard recognizer, the printer) is about the instruction
+          // selected, which other immediates do not change: not posed again.
+          search = lowering_search(i, target, PosingSearch::Why::kCrashed);
+          search->default_refusal = mask_immediates(v.evidence);
+        }
+        if (search && !search->queue.empty()) searches.push_back(std::move(*search));
       }
     }
-    phase_ = "immarg sweep";
-    for (int64_t value : options_.immarg_sweep) {
+    phase_ = "posings";
+    for (;;) {
       std::vector<int> ids;
-      std::vector<std::pair<size_t, int>> round;  // pending index -> item
-      for (size_t p = 0; p < pending.size(); ++p) {
-        Pending& pd = pending[p];
-        if (!pd.open) continue;
-        const KeyState& k = keys_[pd.key];
-        std::string text = probe_kernel_ir("x", k.resolution.shape, value);
-        if (!pd.tried_texts.insert(text).second) continue;  // this value writes the same kernel again
-        tried_values_[{pd.key, pd.target}].push_back(value);
-        std::string fn = k.function + "_s" + std::to_string(value);
-        int id = add_item(pd.target, fn, probe_kernel_ir(fn, k.resolution.shape, value), k.resolution.shape.declare_line);
-        ids.push_back(id);
-        round.push_back({p, id});
+      std::vector<std::pair<size_t, int>> round;  // search -> item
+      for (size_t s = 0; s < searches.size(); ++s) {
+        PosingSearch& ps = searches[s];
+        const KeyState& k = keys_[ps.key];
+        while (ps.open && ps.next < ps.queue.size()) {
+          const auto& [group, posing] = ps.queue[ps.next];
+          if (ps.closed_groups.count(group) || !ps.tried_texts.insert(probe_kernel_ir("x", k.resolution.shape, posing)).second) {
+            ++ps.next;  // a closed group, or a posing that writes the same kernel again
+            continue;
+          }
+          std::string fn = k.function + "_q" + std::to_string(ps.next);
+          int id = add_item(ps.target, fn, probe_kernel_ir(fn, k.resolution.shape, posing), k.resolution.shape.declare_line);
+          ids.push_back(id);
+          round.push_back({s, id});
+          break;
+        }
+        if (ps.next >= ps.queue.size()) ps.open = false;
       }
-      if (ids.empty()) continue;
+      if (ids.empty()) break;
       stats_.sweep_probes += static_cast<int>(ids.size());
+      for (const auto& [s, id] : round) {
+        switch (searches[s].why) {
+          case PosingSearch::Why::kRefused: ++stats_.posed_refused; break;
+          case PosingSearch::Why::kNoInstruction: ++stats_.posed_no_instruction; break;
+          case PosingSearch::Why::kRejectedAssembly: ++stats_.posed_rejected; break;
+          case PosingSearch::Why::kCrashed: ++stats_.posed_crashed; break;
+        }
+      }
       planned_ = static_cast<int>(ids.size());
       done_ = 0;
       run_compile_jobs(ids, false, static_cast<size_t>(std::max(1, options_.batch_size)));
-      for (const auto& [p, id] : round) {
-        Pending& pd = pending[p];
-        Verdict v = verdict_of(attempt(id));
-        if (v.status == Status::kOk) {
-          sweep_solution_[{pd.key, pd.target}] = {value, items_[static_cast<size_t>(id)].function};
-          pd.open = false;
-        } else if (mask_immediates(v.evidence) == pd.default_refusal) {
-          pd.open = false;
-        }
+      // A posing that asks for work and makes LLVM hang decides a lowering search (below): it is probed once
+      // more first, as every non-answer is, so that a busy machine does not decide it.
+      std::vector<int> retries;
+      for (const auto& [s, id] : round) {
+        if (searches[s].why == PosingSearch::Why::kRefused || verdict_of(attempt(id)).status != Status::kToolchainTimeout) continue;
+        const CompileItem& ci = items_[static_cast<size_t>(id)];
+        retries.push_back(add_item(ci.target, ci.function, ci.ir, ci.declare_line));
       }
+      if (!retries.empty()) retry_now(retries);
+      // Posings whose baseline differs from the default's (uniform operands, an unused result) need theirs.
+      std::vector<int> baselines;
+      for (const auto& [s, id] : round) {
+        const PosingSearch& ps = searches[s];
+        const Posing& posing = ps.queue[ps.next].second;
+        if (verdict_of(attempt(id)).status != Status::kOk) continue;
+        std::string base = baseline_for(keys_[ps.key], posing);
+        if (baselines_submitted_.insert({ps.target, base}).second)
+          baselines.push_back(add_item(ps.target, base, baseline_ir_.at(base), ""));
+      }
+      if (!baselines.empty()) run_compile_jobs(baselines, false, static_cast<size_t>(std::max(1, options_.batch_size)));
+      for (const auto& [s, id] : round) decide_posing(searches[s], id);
+    }
+    // Asked for work every way, LLVM found none that lowers and crashed on one: that crash (retried, as every
+    // non-answer is) is what a kernel using the intrinsic for anything meets.
+    std::vector<int> retries;
+    for (const PosingSearch& ps : searches) {
+      if (ps.decided || !ps.first_crash || ps.why == PosingSearch::Why::kCrashed) continue;
+      const CompileItem& ci = items_[static_cast<size_t>(ps.first_crash->second)];
+      solutions_[{ps.key, ps.target}] = {ps.first_crash->first, ci.function};
+      retries.push_back(add_item(ci.target, ci.function, ci.ir, ci.declare_line));
+    }
+    if (retries.empty()) return;
+    retry_now(retries);
+    for (const PosingSearch& ps : searches) {
+      auto solution = solutions_.find({ps.key, ps.target});
+      // A crash the retry does not repeat was the machine's, not LLVM's: the search found nothing.
+      if (!ps.decided && solution != solutions_.end() && !is_non_answer(verdict_of(*find_attempt(ps.target, solution->second.second)).status))
+        solutions_.erase(solution);
+    }
+  }
+
+  struct PosingSearch {
+    enum class Why { kRefused, kNoInstruction, kRejectedAssembly, kCrashed };
+    size_t key = 0;
+    std::string target;
+    Why why = Why::kRefused;
+    std::string default_refusal;  // masked evidence of the default probe (kRefused, kCrashed)
+    std::vector<std::pair<int, Posing>> queue;  // (group, posing), in order
+    size_t next = 0;
+    std::set<int> closed_groups;
+    std::set<std::string> tried_texts;
+    std::set<std::string> refusals;  // masked refusals met so far
+    int expansions = 0;
+    bool open = true;
+    bool decided = false;
+    std::optional<std::pair<Posing, int>> first_crash;  // a lowering search's first posing LLVM crashed on
+  };
+  // Groups: >= 0 one immarg operand; kDerivedGroup and up, the posings derived from one that changed the refusal.
+  static constexpr int kSweepGroup = -1, kUniformGroup = -2, kResultGroup = -3, kDerivedGroup = 1000;
+  static constexpr int kMaxExpansions = 2;
+
+  // Refusals that name the intrinsic itself as unselectable on this processor, or a missing feature: no
+  // posing of its operands or result makes a pattern appear; only its immediates are swept (as ever).
+  static bool structural_refusal(const std::string& evidence) {
+    for (const char* s : {"Cannot select: intrinsic %", "intrinsic not supported on subtarget", "requires target feature",
+                          "not supported on this GPU", "Do not know how to", "no libcall available"})
+      if (evidence.find(s) != std::string::npos) return true;
+    return false;
+  }
+
+  // Per immarg operand (integers only), the values tried alone, the others at the default: 1 (a flag, a
+  // one-channel mask: image dmask 0 loads nothing); for a refusal, also a count of 1 encoded in bits 24-27
+  // beside an index of 1 (ds.ordered.*: 0x1000001; out of most fields' range, so never used to ask a call
+  // that lowered for work); for a call that became nothing or crashed selection, also 32 (ICMP_EQ, the first
+  // integer predicate: icmp with predicate 0 or 1 folds away or crashes); for assembly the assembler
+  // rejected, the masks of two, three and four channels too (an image store of N texels needs N channels).
+  static std::vector<int64_t> operand_values(const std::string& type, PosingSearch::Why why) {
+    if (type == "i1") return {1};
+    switch (why) {
+      case PosingSearch::Why::kRefused:
+        if (type == "i32" || type == "i64") return {1, 16777217};
+        return {1};
+      case PosingSearch::Why::kRejectedAssembly: return {1, 3, 7, 15};
+      case PosingSearch::Why::kNoInstruction:
+      case PosingSearch::Why::kCrashed:
+        if (type == "i32") return {1, 32};
+        return {1};
+    }
+    return {1};
+  }
+
+  // Each integer immarg operand still at the default's value, set alone to each of its values. `group` < 0:
+  // one group per operand.
+  static std::vector<std::pair<int, Posing>> operand_posings(const Posing& base, const Posing& defaults,
+                                                             const ProbeShape& shape, PosingSearch::Why why,
+                                                             int group = -1) {
+    std::vector<std::pair<int, Posing>> out;
+    size_t immarg = 0;
+    for (const auto& p : shape.params) {
+      if (!p.immarg) continue;
+      bool integer = p.type.size() > 1 && p.type[0] == 'i' && std::isdigit(static_cast<unsigned char>(p.type[1]));
+      if (integer && base.imm[immarg] == defaults.imm[immarg])
+        for (int64_t v : operand_values(p.type, why)) {
+          Posing q = base;
+          q.imm[immarg] = v;
+          out.push_back({group < 0 ? static_cast<int>(immarg) : group, q});
+        }
+      ++immarg;
+    }
+    return out;
+  }
+
+  void add_operand_posings(PosingSearch& ps, const Posing& base, const ProbeShape& shape) const {
+    for (auto& q : operand_posings(base, base, shape, ps.why)) ps.queue.push_back(std::move(q));
+  }
+
+  void add_sweep_posings(PosingSearch& ps, const ProbeShape& shape) const {
+    if (!shape.has_int_immarg()) return;
+    for (int64_t v : options_.immarg_sweep) ps.queue.push_back({kSweepGroup, Posing::all(shape, v)});
+  }
+
+  PosingSearch refused_search(size_t key, const std::string& target, const std::string& evidence) {
+    const KeyState& k = keys_[key];
+    const ProbeShape& shape = k.resolution.shape;
+    PosingSearch ps;
+    ps.key = key;
+    ps.target = target;
+    ps.why = PosingSearch::Why::kRefused;
+    ps.default_refusal = mask_immediates(evidence);
+    ps.refusals.insert(ps.default_refusal);
+    Posing base = default_posing(k);
+    ps.tried_texts.insert(probe_kernel_ir("x", shape, base));
+    add_sweep_posings(ps, shape);
+    if (!structural_refusal(evidence)) {
+      // One kernel each, before the immediates one at a time: a register class or an atomic's returning form
+      // are common objections.
+      if (has_divergent_operand(shape)) {
+        Posing q = base;
+        q.uniform = true;
+        ps.queue.push_back({kUniformGroup, q});
+      }
+      if (shape.return_type != "void" && shape.has_side_effects) {
+        Posing q = base;
+        q.result_unused = true;
+        ps.queue.push_back({kResultGroup, q});
+      }
+      add_operand_posings(ps, base, shape);
+    }
+    return ps;
+  }
+
+  PosingSearch lowering_search(size_t key, const std::string& target, PosingSearch::Why why) {
+    const KeyState& k = keys_[key];
+    PosingSearch ps;
+    ps.key = key;
+    ps.target = target;
+    ps.why = why;
+    Posing base = default_posing(k);
+    ps.tried_texts.insert(probe_kernel_ir("x", k.resolution.shape, base));
+    add_operand_posings(ps, base, k.resolution.shape);
+    add_sweep_posings(ps, k.resolution.shape);
+    return ps;
+  }
+
+  void decide_posing(PosingSearch& ps, int id) {
+    const KeyState& k = keys_[ps.key];
+    auto [group, posing] = ps.queue[ps.next];
+    ++ps.next;
+    tried_posings_[{ps.key, ps.target}].push_back(posing);
+    const Attempt& a = attempt(id);
+    Verdict v = verdict_of(a);
+    bool decided = false;
+    switch (ps.why) {
+      case PosingSearch::Why::kRefused:
+        decided = v.status == Status::kOk;
+        if (!decided && v.status == Status::kArchAbsent) {
+          std::string refusal = mask_immediates(v.evidence);
+          if (refusal == ps.default_refusal) {
+            // The sweep stops (as ever); an operand's values are few, and one of them may encode a field the
+            // others do not (ds.ordered.*: 1 and 15 are refused alike, 0x1000001 is not).
+            if (group == kSweepGroup) ps.closed_groups.insert(group);
+          } else if (group >= 0 && ps.expansions < kMaxExpansions && ps.refusals.insert(refusal).second) {
+            // LLVM objects to something else now ("dword count must be between 1 and 4" became "wave_done
+            // requires wave_release"): this immediate answered the first objection; the others are tried
+            // again from it, next.
+            ++ps.expansions;
+            auto derived = operand_posings(posing, default_posing(k), k.resolution.shape, ps.why, kDerivedGroup + ps.expansions);
+            ps.queue.insert(ps.queue.begin() + static_cast<long>(ps.next), derived.begin(), derived.end());
+          }
+        }
+        break;
+      case PosingSearch::Why::kNoInstruction:
+      case PosingSearch::Why::kRejectedAssembly:
+      case PosingSearch::Why::kCrashed: {
+        // Asked to do some work (a channel to load), the processor refuses the intrinsic itself: it lowers only
+        // as nothing, and a kernel that uses it for anything cannot be built (image samples on gfx90a). Or
+        // LLVM hangs on it (retried): what a kernel that uses it meets, so the cell says that, and the search
+        // spends no more budgets. A crash (also retried) is one posing's: the next may lower (an image load
+        // returning its fail status crashes ISel unless texfailctrl asks for it); it is the cell only if none
+        // does (above).
+        if (v.status == Status::kToolchainTimeout) {
+          decided = true;
+          break;
+        }
+        if (v.status == Status::kArchAbsent && structural_refusal(v.evidence)) {
+          // Decides only when asked for the least work (every immediate 0 or 1): an immediate out of its
+          // field's range (texfailctrl 15) is refused as "Cannot select: intrinsic" on every processor, which
+          // says nothing about the processor. The sweep's larger values are refused alike: it stops.
+          if (std::all_of(posing.imm.begin(), posing.imm.end(), [](int64_t x) { return x == 0 || x == 1; })) {
+            decided = true;
+            break;
+          }
+          if (group == kSweepGroup) ps.closed_groups.insert(group);
+          break;
+        }
+        if (v.status == Status::kToolchainCrash) {
+          if (!ps.first_crash) ps.first_crash = {posing, id};
+          // LLVM crashes as it did posed the default way: not about this immediate; its other values are
+          // not tried (as a refusal that does not change closes the sweep).
+          if (ps.why == PosingSearch::Why::kCrashed && mask_immediates(v.evidence) == ps.default_refusal)
+            ps.closed_groups.insert(group);
+          break;
+        }
+        if (v.status != Status::kOk) break;
+        const Attempt* base = find_attempt(ps.target, baseline_for(k, posing));
+        bool instruction = base && base->report && !lowered_mnemonics(a.report->mnemonics, base->report->mnemonics).empty();
+        decided = ps.why == PosingSearch::Why::kRejectedAssembly ? instruction && a.report->mc_errors.empty() : instruction;
+        break;
+      }
+    }
+    if (decided) {
+      solutions_[{ps.key, ps.target}] = {posing, items_[static_cast<size_t>(id)].function};
+      ps.open = false;
+      ps.decided = true;
     }
   }
 
@@ -556,7 +811,7 @@ class ProbeRun {
       if (!resolved(k)) continue;
       for (const auto& target : known_) {
         const Attempt* a = find_attempt(target, k.function);
-        bool lowered = (a && verdict_of(*a).status == Status::kOk) || sweep_solution_.count({i, target});
+        bool lowered = a && verdict_of(*a).status == Status::kOk;
         if (lowered && baselines_submitted_.insert({target, k.baseline}).second)
           ids.push_back(add_item(target, k.baseline, baseline_ir_.at(k.baseline), ""));
       }
@@ -597,15 +852,40 @@ class ProbeRun {
       }
     }
     retrying_ = false;
-    // A probe that ran out of its budget and was refused on the retry is swept like any other refusal, so
-    // that its cell does not depend on how loaded the machine was on the first attempt.
-    sweep_phase();
+    // The baselines of probes that lowered on the retry. (A probe that ran out of its budget and was refused
+    // on the retry is posed again like any other refusal, so that its cell does not depend on how loaded the
+    // machine was on the first attempt.)
     std::vector<int> baselines = baseline_items();
     if (baselines.empty()) return;
     phase_ = "baselines";
     planned_ = static_cast<int>(baselines.size());
     done_ = 0;
     run_compile_jobs(baselines, false, batch);
+  }
+
+  static bool crashed_selecting(const std::string& evidence) {
+    for (const char* pass : {"in pass 'AMDGPU DAG->DAG Pattern Instruction Selection'", "in pass 'InstructionSelect'"})
+      if (evidence.find(pass) != std::string::npos) return true;
+    return false;
+  }
+
+  static bool is_non_answer(Status s) { return s == Status::kToolchainCrash || s == Status::kToolchainTimeout; }
+
+  // Retries of `ids` (new items of kernels that crashed or hung), as the retry phase runs them.
+  void retry_now(const std::vector<int>& ids) {
+    size_t batch = static_cast<size_t>(std::max(1, options_.batch_size));
+    retrying_ = true;
+    if (options_.parallel_crash_retries) {
+      retry_crashes_in_parallel(ids, false, batch);
+    } else {
+      stats_.retried += static_cast<int>(ids.size());
+      planned_ = static_cast<int>(ids.size());
+      done_ = 0;
+      submit_compile_jobs(*serial_pool_, ids, 1);
+      WorkerPool::Callbacks serial = compile_callbacks(*serial_pool_);
+      serial_pool_->run(serial);
+    }
+    retrying_ = false;
   }
 
   // Crashes are retried each alone in a job of its own on the parallel workers, beside the baselines (a
@@ -644,8 +924,8 @@ class ProbeRun {
 
   // The function that lowered a cell: its probe, or the sweep variant that worked.
   std::string lowered_function(size_t key, const std::string& target) const {
-    auto solution = sweep_solution_.find({key, target});
-    return solution != sweep_solution_.end() ? solution->second.second : keys_[key].function;
+    auto solution = solutions_.find({key, target});
+    return solution != solutions_.end() ? solution->second.second : keys_[key].function;
   }
 
   void object_phase() {
@@ -657,8 +937,8 @@ class ProbeRun {
         std::string fn = lowered_function(i, target);
         const Attempt* a = find_attempt(target, fn);
         if (!a || verdict_of(*a).status != Status::kOk || a->report->mc_errors.empty()) continue;
-        int64_t imm = fn == k.function ? k.resolution.default_imm : sweep_solution_.at({i, target}).first;
-        ids.push_back(add_item(target, fn + "_obj", probe_kernel_ir(fn + "_obj", k.resolution.shape, imm),
+        Posing posing = fn == k.function ? default_posing(k) : solutions_.at({i, target}).first;
+        ids.push_back(add_item(target, fn + "_obj", probe_kernel_ir(fn + "_obj", k.resolution.shape, posing),
                                k.resolution.shape.declare_line));
       }
     }
@@ -704,12 +984,14 @@ class ProbeRun {
     in.flavor_label = label_;
     in.timeout_s = options_.timeout_s;
     in.probe = find_attempt(target, k.function);
-    auto tried = tried_values_.find({key, target});
-    if (tried != tried_values_.end()) in.swept = tried->second;
-    auto solution = sweep_solution_.find({key, target});
-    if (solution != sweep_solution_.end()) {
-      in.sweep_value = solution->second.first;
-      in.sweep_attempt = find_attempt(target, solution->second.second);
+    in.default_posing = default_posing(k);
+    auto tried = tried_posings_.find({key, target});
+    if (tried != tried_posings_.end()) in.tried = tried->second;
+    auto solution = solutions_.find({key, target});
+    if (solution != solutions_.end()) {
+      in.solution = solution->second.first;
+      in.solution_attempt = find_attempt(target, solution->second.second);
+      in.solution_baseline = find_attempt(target, baseline_by_signature_.at(baseline_signature(k.resolution.shape, *in.solution)));
     }
     in.baseline = find_attempt(target, k.baseline);
     in.object = find_attempt(target, lowered_function(key, target) + "_obj");
@@ -730,9 +1012,10 @@ class ProbeRun {
   std::map<std::string, std::string> baseline_ir_;
   std::vector<CompileItem> items_;
   std::map<std::string, std::map<std::string, Attempt>> attempts_;
-  std::map<std::pair<size_t, std::string>, std::pair<int64_t, std::string>> sweep_solution_;
-  std::map<std::pair<size_t, std::string>, std::vector<int64_t>> tried_values_;
-  std::set<std::pair<size_t, std::string>> swept_;  // (key, target) negatives the sweep has taken up
+  // (key, target) -> the posing that decided it and its kernel; every posing tried beyond the default.
+  std::map<std::pair<size_t, std::string>, std::pair<Posing, std::string>> solutions_;
+  std::map<std::pair<size_t, std::string>, std::vector<Posing>> tried_posings_;
+  std::map<std::string, std::string> baseline_by_signature_;  // baseline signature -> its kernel
   std::string hang_function_;
   bool emitting_objects_ = false;  // compile jobs submitted now write objects (see object_phase)
   std::set<std::pair<std::string, std::string>> baselines_submitted_;  // (target, baseline function)
@@ -757,6 +1040,15 @@ Provenance probe_provenance(const ProbeOptions& options) {
   p.code_object_version = kCodeObjectVersion;
   p.retries = options.retries;
   p.immarg_sweep = options.immarg_sweep;
+  p.posings = {"immarg sweep, every immediate alike: where refused",
+               "each integer immediate alone, 1 and (i32, i64) 16777217, and again from one that changes the refusal "
+               "(twice at most): where refused for other than the intrinsic itself",
+               "uniform operands: where refused for other than the intrinsic itself",
+               "the result unused: where an intrinsic with side effects is refused for other than the intrinsic itself",
+               "each integer immediate alone, 1 and (i32) 32, then the immarg sweep: where the call became no "
+               "instruction or LLVM crashed selecting it",
+               "each integer immediate alone, 1, 3, 7 and 15, then the immarg sweep: where the assembler rejected what "
+               "the call became"};
   p.targets = options.targets;
   return p;
 }

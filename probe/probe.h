@@ -53,7 +53,11 @@ struct ProbeStats {
   int workers = 0;
   int jobs = 0;
   int worker_deaths = 0;
-  int sweep_probes = 0;
+  int sweep_probes = 0;          // posing kernels beyond the default ones ...
+  int posed_refused = 0;         // ... for refusals
+  int posed_no_instruction = 0;  // ... for calls that became no instruction
+  int posed_rejected = 0;        // ... for what the assembler rejected
+  int posed_crashed = 0;         // ... for calls LLVM crashed on
   int retried = 0;
   double slowest_answer_cpu_ms = 0;  // the most CPU time a kernel that was answered took (its codegen)
   double seconds = 0;

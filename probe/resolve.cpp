@@ -237,6 +237,7 @@ Resolution judge(const std::string& declared_name, const ProbeShape& shape, cons
     return fail(Resolution::Kind::kCatalogError, declared_name, "@" + resolved + " is not an llvm.* intrinsic");
   }
   r.intrinsic = resolved;
+  r.shape.has_side_effects = !callee->onlyReadsMemory();
   if (resolved != declared_name) {
     bool same_id = declared_id && callee->getIntrinsicID() == declared_id;
     r.upgrade = std::string(same_id ? "remangled" : "auto-upgraded") + " from " + declared_name;

@@ -90,7 +90,43 @@ bool ProbeShape::has_int_immarg() const {
   return false;
 }
 
+size_t ProbeShape::immarg_count() const {
+  size_t n = 0;
+  for (const auto& p : params) n += p.immarg;
+  return n;
+}
+
+Posing Posing::all(const ProbeShape& shape, int64_t imm) {
+  Posing p;
+  p.imm.assign(shape.immarg_count(), imm);
+  return p;
+}
+
+std::string Posing::describe(const Posing& base) const {
+  std::vector<std::string> parts;
+  if (imm != base.imm) {
+    std::string values;
+    for (size_t i = 0; i < imm.size(); ++i) values += (i ? ", " : "") + std::to_string(imm[i]);
+    parts.push_back("immediates " + values);
+  }
+  if (uniform != base.uniform) parts.push_back(uniform ? "uniform operands" : "divergent operands");
+  if (result_unused != base.result_unused) parts.push_back(result_unused ? "result unused" : "result used");
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  return out;
+}
+
 std::string quote_ir_name(const std::string& name) { return "@\"" + name + "\""; }
+
+bool has_divergent_operand(const ProbeShape& shape) {
+  for (size_t i = 0; i < shape.params.size(); ++i) {
+    const Operand& p = shape.params[i];
+    if (p.immarg || p.type == "metadata") continue;
+    std::string body;
+    if (divergent(p.type, i, body) != "%a" + std::to_string(i)) return true;
+  }
+  return false;
+}
 
 std::string immarg_constant(const std::string& type, int64_t value) {
   int bits = 0;
@@ -103,25 +139,27 @@ std::string immarg_constant(const std::string& type, int64_t value) {
   return type + " zeroinitializer";
 }
 
-std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, int64_t imm) {
+std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, const Posing& posing) {
   std::string sig = "ptr addrspace(1) %out";
   std::string args;
   std::string body = "  %tid = call i32 @\"llvm.amdgcn.workitem.id.x\"()\n";
+  size_t immarg = 0;
   for (size_t i = 0; i < shape.params.size(); ++i) {
     const Operand& p = shape.params[i];
     if (!args.empty()) args += ", ";
     if (p.type == "metadata") {
       args += "metadata !{!\"\"}";  // a scope operand: a node holding the scope's name ("" is the system scope)
     } else if (p.immarg) {
-      args += immarg_constant(p.type, imm);
+      args += immarg_constant(p.type, immarg < posing.imm.size() ? posing.imm[immarg] : 0);
+      ++immarg;
     } else {
       sig += ", " + p.type + " %a" + std::to_string(i);
-      args += p.type + " " + divergent(p.type, i, body);
+      args += p.type + " " + (posing.uniform ? "%a" + std::to_string(i) : divergent(p.type, i, body));
     }
   }
   std::string ir = "define amdgpu_kernel void " + quote_ir_name(function_name) + "(" + sig + ") {\n" + body;
   std::string call = "call " + shape.return_type + " " + quote_ir_name(shape.callee) + "(" + args + ")";
-  if (shape.return_type == "void") {
+  if (shape.return_type == "void" || posing.result_unused) {
     ir += "  " + call + "\n";
   } else {
     ir += "  %r = " + call + "\n" + store_result(shape, "%r");
@@ -130,21 +168,26 @@ std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& 
   return ir;
 }
 
-std::string baseline_signature(const ProbeShape& shape) {
-  std::string s = shape.return_type + " <-";
+std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, int64_t imm) {
+  return probe_kernel_ir(function_name, shape, Posing::all(shape, imm));
+}
+
+std::string baseline_signature(const ProbeShape& shape, const Posing& posing) {
+  std::string s = (posing.result_unused ? std::string("void") : shape.return_type) + " <-";
   for (const auto& p : shape.params)
     if (!p.immarg && p.type != "metadata") s += " " + p.type + ";";
+  if (posing.uniform) s += " uniform";
   return s;
 }
 
-std::string baseline_kernel_ir(const std::string& function_name, const ProbeShape& shape) {
+std::string baseline_kernel_ir(const std::string& function_name, const ProbeShape& shape, const Posing& posing) {
   std::string sig = "ptr addrspace(1) %out";
   std::string body = "  %tid = call i32 @\"llvm.amdgcn.workitem.id.x\"()\n";
   for (size_t i = 0; i < shape.params.size(); ++i) {
     const Operand& p = shape.params[i];
     if (p.immarg || p.type == "metadata") continue;
     sig += ", " + p.type + " %a" + std::to_string(i);
-    std::string v = divergent(p.type, i, body);
+    std::string v = posing.uniform ? "%a" + std::to_string(i) : divergent(p.type, i, body);
     // Each operand is used by an empty inline-asm statement: it is loaded into a register as the call would
     // need it, and nothing else is emitted that the call's own lowering could be mistaken for (a store of a
     // data operand would look exactly like a store intrinsic).
@@ -156,7 +199,7 @@ std::string baseline_kernel_ir(const std::string& function_name, const ProbeShap
     }
     body += "  call void asm sideeffect \"; archdb: operand\", \"v\"(" + type + " " + value + ")\n";
   }
-  if (shape.return_type != "void") {
+  if (shape.return_type != "void" && !posing.result_unused) {
     // A value of the result type is one more kernel argument, placed last so that every operand keeps the
     // probe's kernel-argument offset. A result narrower than a dword gets an unused dword in front: packed
     // into the same dword as a half operand it would be stored with a high-half store the probe never uses.

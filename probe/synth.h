@@ -32,18 +32,40 @@ struct ProbeShape {
   std::string return_type;   // IR syntax; "void" for none
   std::vector<std::string> return_fields;  // element types when the result is a literal struct
   std::vector<Operand> params;
+  // The intrinsic may write memory or has other side effects: its result may go unused (a no-return form,
+  // such as a buffer atomic whose old value a kernel ignores) without the call being dead.
+  bool has_side_effects = false;
 
   bool has_int_immarg() const;
+  size_t immarg_count() const;
+};
+
+// How a probe kernel poses the call (README "How the probe measures"). The default: every immarg operand the
+// key's default immediate, ordinary operands divergent, the result stored.
+struct Posing {
+  std::vector<int64_t> imm;    // one value per immarg operand, in order
+  bool uniform = false;        // ordinary operands passed as the kernel receives them (uniform, in SGPRs)
+  bool result_unused = false;  // the result is not used (the call stays: it has side effects)
+
+  static Posing all(const ProbeShape& shape, int64_t imm);  // every immarg operand `imm`
+  bool operator==(const Posing& o) const {
+    return imm == o.imm && uniform == o.uniform && result_unused == o.result_unused;
+  }
+  // What differs from `base`, for cells and evidence: "immediates 1, 0, 0", "uniform operands", "result unused".
+  std::string describe(const Posing& base) const;
 };
 
 // The immediate written for an immarg operand of `type` when probing with `value`.
 std::string immarg_constant(const std::string& type, int64_t value);
-// The kernel that calls the declaration once with every immarg operand set to `imm`.
+// The kernel that calls the declaration once, posed as `posing` says (or with every immarg operand `imm`).
+std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, const Posing& posing);
 std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, int64_t imm);
-// Kernels with the same baseline signature share one baseline.
-std::string baseline_signature(const ProbeShape& shape);
-std::string baseline_kernel_ir(const std::string& function_name, const ProbeShape& shape);
+// Kernels with the same baseline signature share one baseline; a posing's operands and result are part of it.
+std::string baseline_signature(const ProbeShape& shape, const Posing& posing);
+std::string baseline_kernel_ir(const std::string& function_name, const ProbeShape& shape, const Posing& posing);
 std::string quote_ir_name(const std::string& name);
+// Whether the probe kernel makes any operand divergent (an integer or floating-point scalar or vector).
+bool has_divergent_operand(const ProbeShape& shape);
 // The declaration every probe and baseline kernel needs (for the work-item id), spelt as a catalog entry
 // for it would be, so that one module may hold both.
 constexpr const char* kProbeSupportDeclare = "declare i32 @\"llvm.amdgcn.workitem.id.x\"()";

@@ -1,6 +1,8 @@
 // probe/verdict.cpp — see verdict.h.
 #include "probe/verdict.h"
 
+#include <algorithm>
+
 #include "probe/asm_text.h"
 #include "probe/classify.h"
 #include "support/text.h"
@@ -84,30 +86,59 @@ Cell decide_cell(const CellInputs& in) {
   }
   Verdict v = verdict_of(*in.probe, in.timeout_s);
   const Attempt* lowered = in.probe;
-  if (v.status == Status::kArchAbsent && in.sweep_value && in.sweep_attempt) {
-    lowered = in.sweep_attempt;
-    c.imm = *in.sweep_value;
-    v = {Status::kOk, ""};
+  const Attempt* baseline = in.baseline;
+  const Status default_status = v.status;
+  bool solved = in.solution && in.solution_attempt &&
+                (v.status == Status::kArchAbsent || v.status == Status::kOk || v.status == Status::kToolchainCrash);
+  if (solved) {
+    lowered = in.solution_attempt;
+    baseline = in.solution_baseline;
+    v = verdict_of(*lowered, in.timeout_s);
   }
   if (v.status != Status::kOk) {
     c.status = v.status;
     c.evidence = v.evidence;
-    if (v.status == Status::kArchAbsent && !in.swept.empty()) {
-      std::vector<std::string> values;
-      for (int64_t x : in.swept) values.push_back(std::to_string(x));
-      c.evidence += " (immarg sweep " + join(values, ", ") + ": none lowers)";
+    if (solved) {
+      // The default posing became no instruction (or what it became was rejected, or LLVM crashed on it); one
+      // that asks for work was refused, or LLVM crashed or hung on it.
+      std::string default_way;
+      if (default_status == Status::kToolchainCrash)
+        default_way = "LLVM crashed";
+      else if (!in.probe->report || !in.baseline || !in.baseline->report ||
+               lowered_mnemonics(in.probe->report->mnemonics, in.baseline->report->mnemonics).empty())
+        default_way = "the call became no instruction";
+      else
+        default_way = "LLVM's assembler rejected what it became";
+      c.evidence += " (posed with " + in.solution->describe(in.default_posing) + "; posed the default way " + default_way + ")";
+      return c;
     }
+    std::string tried = tried_summary(in.tried, in.default_posing);
+    if (v.status == Status::kArchAbsent && !tried.empty()) c.evidence += " (" + tried + ")";
     return c;
   }
-  if (!in.baseline || in.baseline->death || !in.baseline->report) {
+  if (!baseline || baseline->death || !baseline->report) {
     c.status = Status::kProbeError;
     c.evidence = "the baseline kernel did not compile on " + in.target;
     return c;
   }
   c.status = Status::kOk;
-  if (!c.imm && in.resolution.default_imm != 0) c.imm = in.resolution.default_imm;
-  c.lowered_to = lowered_mnemonics(lowered->report->mnemonics, in.baseline->report->mnemonics);
+  const Posing& posed = solved ? *in.solution : in.default_posing;
+  bool alike = !posed.uniform && !posed.result_unused &&
+               std::all_of(posed.imm.begin(), posed.imm.end(), [&](int64_t x) { return x == posed.imm.front(); });
+  if (alike && !posed.imm.empty() && (solved || posed.imm.front() != 0)) c.imm = posed.imm.front();
+  else if (!alike) c.posing = posed.describe(in.default_posing);
+  c.lowered_to = lowered_mnemonics(lowered->report->mnemonics, baseline->report->mnemonics);
   const std::vector<std::string>& mc = lowered->report->mc_errors;
+  if (names_missing_instruction(mc, c.lowered_to)) {
+    // Codegen selected an instruction this processor does not have: a kernel built with it cannot run here.
+    c.status = Status::kArchAbsent;
+    c.evidence = clean_evidence("LLVM selects " + missing_instruction(mc, c.lowered_to) + ", which LLVM's assembler rejects for this processor: " +
+                                missing_instruction_message(mc));
+    c.lowered_to.clear();
+    c.imm.reset();
+    c.posing.clear();
+    return c;
+  }
   if (!mc.empty()) {
     // The printed assembly does not re-assemble: the object codegen writes itself decides.
     c.mc_check = clean_evidence("MC assembler rejects it: " + mc.front());
@@ -120,6 +151,7 @@ Cell decide_cell(const CellInputs& in) {
       c.lowered_to.clear();
       c.mc_check.clear();
       c.imm.reset();
+      c.posing.clear();
       return c;
     }
   }
@@ -128,6 +160,76 @@ Cell decide_cell(const CellInputs& in) {
   if (!in.resolution.upgrade.empty()) notes.push_back(in.resolution.upgrade);
   c.note = join(notes, "; ");
   return c;
+}
+
+std::string tried_summary(const std::vector<Posing>& tried, const Posing& base) {
+  std::vector<std::string> sweep;
+  int per_operand = 0;
+  bool uniform = false, result_unused = false;
+  for (const Posing& p : tried) {
+    bool alike = !p.uniform && !p.result_unused && !p.imm.empty() &&
+                 std::all_of(p.imm.begin(), p.imm.end(), [&](int64_t x) { return x == p.imm.front(); });
+    if (alike) sweep.push_back(std::to_string(p.imm.front()));
+    else if (p.uniform) uniform = true;
+    else if (p.result_unused) result_unused = true;
+    else if (p.imm != base.imm) ++per_operand;
+  }
+  std::vector<std::string> others;
+  if (per_operand) others.push_back(std::to_string(per_operand) + " immediates set one operand at a time");
+  if (uniform) others.push_back("uniform operands");
+  if (result_unused) others.push_back("the result unused");
+  std::string out;
+  if (!sweep.empty()) out = "immarg sweep " + join(sweep, ", ") + ": none lowers";
+  if (!others.empty()) out += (out.empty() ? "none lowers with " : "; nor with ") + join(others, ", ");
+  return out;
+}
+
+std::string missing_instruction_message(const std::vector<std::string>& mc_errors) {
+  for (const auto& e : mc_errors) {
+    size_t at = e.find("instruction not supported on this GPU");
+    if (at == std::string::npos) continue;
+    // The instruction's text follows (its registers differ from processor to processor): the message alone.
+    size_t cut = e.find(": ", at);
+    return e.substr(at, cut == std::string::npos ? std::string::npos : cut - at);
+  }
+  return "";
+}
+
+namespace {
+// The mnemonic of each rejected line the assembler says this processor lacks ("" where the message quotes no
+// line: then it is taken to be the call's).
+std::vector<std::string> missing_mnemonics(const std::vector<std::string>& mc_errors) {
+  std::vector<std::string> out;
+  for (const auto& e : mc_errors) {
+    size_t at = e.find("instruction not supported on this GPU");
+    if (at == std::string::npos) continue;
+    size_t cut = e.find(": ", at);
+    // The rejected line's first word is its mnemonic (LLVM 23 ends it with a colon).
+    std::string text = cut == std::string::npos ? "" : e.substr(cut + 2);
+    size_t start = text.find_first_not_of(" \t");
+    if (start == std::string::npos) {
+      out.push_back("");
+      continue;
+    }
+    size_t end = text.find_first_of(" \t", start);
+    std::string word = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    while (!word.empty() && (word.back() == ':' || word.back() == ',')) word.pop_back();
+    out.push_back(word);
+  }
+  return out;
+}
+}  // namespace
+
+std::string missing_instruction(const std::vector<std::string>& mc_errors, const std::vector<std::string>& lowered_to) {
+  for (const auto& m : missing_mnemonics(mc_errors))
+    if (std::find(lowered_to.begin(), lowered_to.end(), m) != lowered_to.end()) return m;
+  return lowered_to.empty() ? "it" : join(lowered_to, " ");
+}
+
+bool names_missing_instruction(const std::vector<std::string>& mc_errors, const std::vector<std::string>& lowered_to) {
+  for (const auto& m : missing_mnemonics(mc_errors))
+    if (m.empty() || std::find(lowered_to.begin(), lowered_to.end(), m) != lowered_to.end()) return true;
+  return false;
 }
 
 }  // namespace archdb

@@ -15,6 +15,7 @@
 #include "db/column.h"
 #include "probe/job.h"
 #include "probe/resolve.h"
+#include "probe/synth.h"
 
 namespace archdb {
 
@@ -46,14 +47,29 @@ struct CellInputs {
   bool target_known = true;            // this LLVM knows the processor
   std::string flavor_label;            // "LLVM 22.1.8", for evidence
   int timeout_s = 60;
-  const Attempt* probe = nullptr;      // the probe kernel with the default immediate
-  std::vector<int64_t> swept;          // immediates the sweep tried, in order
-  std::optional<int64_t> sweep_value;  // the one that lowered ...
-  const Attempt* sweep_attempt = nullptr;  // ... and its kernel
-  const Attempt* baseline = nullptr;   // the probe's baseline kernel
+  const Attempt* probe = nullptr;      // the probe kernel, posed the default way
+  const Attempt* baseline = nullptr;   // its baseline kernel
+  Posing default_posing;               // how the probe kernel posed the call
+  std::vector<Posing> tried;           // the other posings tried, in order
+  std::optional<Posing> solution;      // the one that decided the cell (lowered, or made the instruction appear) ...
+  const Attempt* solution_attempt = nullptr;   // ... its kernel
+  const Attempt* solution_baseline = nullptr;  // ... and that kernel's baseline
   const Attempt* object = nullptr;     // the object of the kernel that lowered, where its assembly was rejected
 };
 
 Cell decide_cell(const CellInputs& in);
+
+// What was tried beyond the default posing, for a refusal's evidence: "immarg sweep 1, 2: none lowers" for
+// posings that set every immediate alike, then the others counted by kind ("" when nothing was tried).
+std::string tried_summary(const std::vector<Posing>& tried, const Posing& base);
+
+// LLVM's assembler says the processor lacks an instruction the call became (LLVM 22: "instruction not
+// supported on this GPU"; LLVM 23 adds the processor). One the baseline has too (a wait codegen inserts
+// around any memory access, s_wait_xcnt for gfx1310 in LLVM 23) is not the call's: false.
+bool names_missing_instruction(const std::vector<std::string>& mc_errors, const std::vector<std::string>& lowered_to);
+// The mnemonic that message names (else the call's whole lowering).
+std::string missing_instruction(const std::vector<std::string>& mc_errors, const std::vector<std::string>& lowered_to);
+// That message without the instruction's text ("instruction not supported on this GPU (gfx90a)").
+std::string missing_instruction_message(const std::vector<std::string>& mc_errors);
 
 }  // namespace archdb

@@ -186,6 +186,59 @@ define amdgpu_kernel void @k(ptr addrspace(1) %p) {
   EXPECT_NE(result.items[0].evidence.find("not in the catalog"), std::string::npos);
 }
 
+// A dead declaration is listed, not gated: only what the kernel calls decides.
+TEST_F(CheckerTest, ADeclarationNothingCallsIsListedNotGated) {
+  IrUses uses = scan_ir_buffer(R"(
+declare <4 x float> @llvm.amdgcn.mfma.f32.4x4x4bf16.1k(<4 x i16>, <4 x i16>, <4 x float>, i32 immarg, i32 immarg, i32 immarg)
+declare i32 @llvm.amdgcn.workitem.id.x()
+define amdgpu_kernel void @k(ptr addrspace(1) %p) {
+  %v = call i32 @llvm.amdgcn.workitem.id.x()
+  store i32 %v, ptr addrspace(1) %p
+  ret void
+})",
+                               "k.ll");
+  EXPECT_EQ(uses.target_intrinsics, std::vector<std::string>{"llvm.amdgcn.workitem.id.x"});
+  EXPECT_EQ(uses.declared_only, std::vector<std::string>{"llvm.amdgcn.mfma.f32.4x4x4bf16.1k"});
+  CheckRequest r;
+  r.flavor = "llvm22";
+  r.target = "gfx1201";  // where the MFMA would be refused, were it called
+  r.intrinsics = uses.target_intrinsics;
+  r.declared_only = uses.declared_only;
+  CheckResult result = checker().check(r);
+  EXPECT_EQ(result.verdict, Verdict::kCleared);
+  EXPECT_EQ(result.declared_only, uses.declared_only);
+  EXPECT_EQ(result.to_json()["declared_only"][0], "llvm.amdgcn.mfma.f32.4x4x4bf16.1k");
+}
+
+// With the flavor's census, which lists every llvm.amdgcn.* intrinsic of its LLVM, a name it lacks is
+// name_absent (refused); an instantiation of an intrinsic it has, but did not measure, stays unanswered.
+TEST(CheckerCensus, ANameTheFlavorsLlvmLacksIsNameAbsent) {
+  test::TempDir dir;
+  auto store = Store::open(dir / "db.sqlite");
+  sync_store_from_data(*store, test::source_dir() / "data");
+  sync_census_from_data(*store, test::source_dir() / "data");
+  Checker checker(*store, load_catalog((test::source_dir() / "schema" / "catalog.txt").string()),
+                  load_targets((test::source_dir() / "schema" / "targets.txt").string()));
+  CheckRequest r;
+  r.flavor = "llvm22";
+  r.target = "gfx90a";
+  r.intrinsics = {"llvm.amdgcn.not.a.real.one", "llvm.amdgcn.cos.f64"};
+  for (int in_memory = 0; in_memory < 2; ++in_memory) {
+    ColumnIndex column = ColumnIndex::load(*store, "llvm22");
+    if (in_memory) {
+      column.census = CensusIndex::load(*store, "llvm22");
+      column.census_store = nullptr;
+    }
+    CheckResult result = checker.check(r, column);
+    ASSERT_EQ(result.items.size(), 2u);
+    EXPECT_EQ(result.items[0].status, "name_absent") << in_memory;
+    EXPECT_EQ(result.items[0].verdict, Verdict::kRefused);
+    EXPECT_NE(result.items[0].evidence.find("not an intrinsic of llvm22's LLVM"), std::string::npos);
+    EXPECT_EQ(result.items[1].status, "no_answer") << in_memory;
+    EXPECT_EQ(result.verdict, Verdict::kRefused);
+  }
+}
+
 TEST(IrUses, BrokenIrIsOneLineNamingFileAndLine) {
   try {
     scan_ir_buffer("define void @f() {\n  %x = add i32 1\n}\n", "broken.ll");

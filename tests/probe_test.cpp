@@ -189,9 +189,10 @@ TEST(Probe, StrictIsolationMeasuresTheSameColumn) {
   EXPECT_GT(isolated.result.stats.worker_deaths, recovered.result.stats.worker_deaths);
 }
 
-TEST(Probe, AssemblerRejectionIsRecordedAsMcCheckAndTheObjectDecides) {
-  // LLVM 22 selects the gfx950 conversions for older CDNA processors, whose MC assembler refuses them. The
-  // two rejected kernels share one object on gfx90a; each is judged on its own part of it.
+TEST(Probe, WhatTheAssemblerRejectsIsRefusedNamingTheInstructionAndTheObjectDecides) {
+  // LLVM 22 selects the gfx950 conversions for older CDNA processors, whose MC assembler refuses them: no kernel
+  // using them can be built there, so the cell is a refusal that names the instruction and the assembler's
+  // words. The two rejected kernels share one object on gfx90a; each is judged on its own part of it.
   auto p = probe("cvt.scalef32.pk.f32.bf8 llvm.amdgcn.cvt.scalef32.pk.f32.bf8\n"
                  "cvt.scalef32.pk.f32.fp8 llvm.amdgcn.cvt.scalef32.pk.f32.fp8\n",
                  {"gfx90a", "gfx950"});
@@ -199,12 +200,14 @@ TEST(Probe, AssemblerRejectionIsRecordedAsMcCheckAndTheObjectDecides) {
   for (auto [key, mnemonic] : {std::pair{"cvt.scalef32.pk.f32.bf8", "v_cvt_scalef32_pk_f32_bf8"},
                                 std::pair{"cvt.scalef32.pk.f32.fp8", "v_cvt_scalef32_pk_f32_fp8"}}) {
     const Cell& rejected = p.at(key, "gfx90a");
-    EXPECT_EQ(rejected.status, Status::kOk) << cell_to_json(rejected).dump();
-    EXPECT_TRUE(contains(rejected.lowered_to, mnemonic)) << cell_to_json(rejected).dump();
-    EXPECT_NE(rejected.mc_check.find("MC assembler rejects it: instruction not supported on this GPU"), std::string::npos)
+    EXPECT_EQ(rejected.status, Status::kArchAbsent) << cell_to_json(rejected).dump();
+    EXPECT_NE(rejected.evidence.find(std::string("LLVM selects ") + mnemonic +
+                                     ", which LLVM's assembler rejects for this processor: instruction not supported on this GPU"),
+              std::string::npos)
         << cell_to_json(rejected).dump();
     const Cell& native = p.at(key, "gfx950");
     EXPECT_EQ(native.status, Status::kOk);
+    EXPECT_TRUE(contains(native.lowered_to, mnemonic)) << cell_to_json(native).dump();
     EXPECT_EQ(native.mc_check, "") << "the processor that has the instruction assembles it";
   }
 }
@@ -280,4 +283,88 @@ TEST(Assembler, AnUndefinedSymbolBelongsToTheFunctionWhoseBytesReferToIt) {
 }
 
 }  // namespace
+}  // namespace archdb
+
+namespace archdb {
+namespace {
+
+// The posings (README "How the probe measures", step 3), each against a fact of LLVM's own AMDGPU tests.
+
+// llvm.amdgcn.s.setreg.ll: a uniform value lowers to s_setreg_b32; a divergent one is "Operand has incorrect
+// register class".
+TEST(Posing, UniformOperandsWhereADivergentOneIsRefused) {
+  auto p = probe("s.setreg llvm.amdgcn.s.setreg\n", {"gfx900", "gfx1100"});
+  for (const char* t : {"gfx900", "gfx1100"}) {
+    const Cell& c = p.at("s.setreg", t);
+    EXPECT_EQ(c.status, Status::kOk) << t << ": " << cell_to_json(c).dump();
+    EXPECT_EQ(c.posing, "uniform operands");
+    EXPECT_TRUE(contains(c.lowered_to, "s_setreg_b32")) << cell_to_json(c).dump();
+  }
+}
+
+// GlobalISel/buffer-atomic-fadd.f32-no-rtn.ll: gfx908 has the no-return form only.
+TEST(Posing, TheResultUnusedWhereTheReturningFormIsRefused) {
+  auto p = probe("raw.ptr.buffer.atomic.fadd.f32 llvm.amdgcn.raw.ptr.buffer.atomic.fadd[float]\n", {"gfx908", "gfx1030"});
+  const Cell& c = p.at("raw.ptr.buffer.atomic.fadd.f32", "gfx908");
+  EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
+  EXPECT_EQ(c.posing, "result unused");
+  EXPECT_TRUE(contains(c.lowered_to, "buffer_atomic_add_f32")) << cell_to_json(c).dump();
+  const Cell& none = p.at("raw.ptr.buffer.atomic.fadd.f32", "gfx1030");
+  EXPECT_EQ(none.status, Status::kArchAbsent);
+  EXPECT_NE(none.evidence.find("the result unused"), std::string::npos) << none.evidence;
+}
+
+// llvm.amdgcn.ds.ordered.add.gfx10.ll passes 16777217 (a dword count of 1 in bits 24-27) and wave_done: two
+// immediates that LLVM's diagnostics lead to one after the other.
+TEST(Posing, ImmediatesFoundOneObjectionAtATime) {
+  auto p = probe("ds.ordered.add llvm.amdgcn.ds.ordered.add\n", {"gfx1030", "gfx900"});
+  const Cell& c = p.at("ds.ordered.add", "gfx1030");
+  EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
+  EXPECT_NE(c.posing.find("16777217"), std::string::npos) << c.posing;
+  EXPECT_TRUE(contains(c.lowered_to, "ds_ordered_count")) << cell_to_json(c).dump();
+  EXPECT_EQ(p.at("ds.ordered.add", "gfx900").posing, "");  // the default lowers there
+}
+
+// With dmask 0 image.load.1d loads nothing and folds away; with a channel it is image_load, which LLVM's
+// assembler accepts for gfx90a and rejects for gfx942 ("instruction not supported on this GPU").
+TEST(Posing, AnInstructionMustAppearAndTheAssemblerMustAcceptIt) {
+  auto p = probe("image.load.1d llvm.amdgcn.image.load.1d[<4 x float>, i32, <8 x i32>]\n", {"gfx90a", "gfx942"});
+  const Cell& ok = p.at("image.load.1d", "gfx90a");
+  EXPECT_EQ(ok.status, Status::kOk) << cell_to_json(ok).dump();
+  EXPECT_TRUE(contains(ok.lowered_to, "image_load")) << cell_to_json(ok).dump();
+  EXPECT_EQ(ok.posing, "immediates 1, 0, 0");
+  EXPECT_EQ(ok.note, "");
+  const Cell& absent = p.at("image.load.1d", "gfx942");
+  EXPECT_EQ(absent.status, Status::kArchAbsent) << cell_to_json(absent).dump();
+  EXPECT_EQ(absent.evidence,
+            "LLVM selects image_load, which LLVM's assembler rejects for this processor: instruction not supported on this GPU");
+}
+
+}  // namespace
+TEST(Probe, ACallThatCrashesSelectionPosedOneWayIsAnsweredByAnotherPosing) {
+  // An image load returning its fail status crashes LLVM 22's instruction selection with texfailctrl 0 (and
+  // on every processor); with texfailctrl 1 it is image_load ... tfe where the processor has images, and
+  // "TFE is not supported" on gfx942, which has none.
+  auto p = probe("image.load.tfe declare {<4 x float>, i32} @llvm.amdgcn.image.load.2d.sl_v4f32i32s.i32.v8i32("
+                 "i32 immarg, i32, i32, <8 x i32>, i32 immarg, i32 immarg)\n",
+                 {"gfx1030", "gfx942"});
+  const Cell& loads = p.at("image.load.tfe", "gfx1030");
+  EXPECT_EQ(loads.status, Status::kOk) << cell_to_json(loads).dump();
+  EXPECT_TRUE(contains(loads.lowered_to, "image_load")) << cell_to_json(loads).dump();
+  EXPECT_EQ(loads.posing, "immediates 0, 1, 0") << cell_to_json(loads).dump();
+  const Cell& absent = p.at("image.load.tfe", "gfx942");
+  EXPECT_EQ(absent.status, Status::kArchAbsent) << cell_to_json(absent).dump();
+  EXPECT_NE(absent.evidence.find("posed the default way LLVM crashed"), std::string::npos) << absent.evidence;
+}
+
+TEST(Probe, AStoreOfFourTexelsTheAssemblerRejectsWithOneChannelIsPosedWithFour) {
+  // dmask 0 (and 1) for four texels prints image_store the assembler rejects; 15 is the store.
+  auto p = probe("image.store.v4 llvm.amdgcn.image.store.2d[<4 x float>, i32, <8 x i32>]\n", {"gfx1030"});
+  const Cell& c = p.at("image.store.v4", "gfx1030");
+  EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
+  EXPECT_TRUE(contains(c.lowered_to, "image_store")) << cell_to_json(c).dump();
+  EXPECT_EQ(c.mc_check, "") << cell_to_json(c).dump();
+  EXPECT_EQ(c.posing, "immediates 15, 0, 0") << cell_to_json(c).dump();
+}
+
 }  // namespace archdb

@@ -688,6 +688,7 @@ TEST(ServiceConcurrency, ReadersSeeAWholeColumnWhileItIsRewritten) {
     y.lowered_to.clear();
     y.imm.reset();
     y.mc_check.clear();
+    y.posing.clear();
     y.note.clear();
     b.push_back(y);
   }
@@ -798,6 +799,7 @@ TEST(ServiceCensus, CensusAnswersComeFromTheSnapshotAndFollowItsSwaps) {
     y.lowered_to.clear();
     y.imm.reset();
     y.mc_check.clear();
+    y.posing.clear();
     y.note.clear();
   }
   a.recount();

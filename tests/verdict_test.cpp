@@ -198,7 +198,13 @@ TEST(Verdict, CellOfAResolvedKeyIsTheDifferenceFromItsBaseline) {
   EXPECT_EQ(decide_cell(in).status, Status::kProbeError);
 }
 
-TEST(Verdict, SweepValueThatLoweredMakesTheCellOkAndOtherwiseTheTriedValuesAreNamed) {
+Posing imms(std::vector<int64_t> values) {
+  Posing p;
+  p.imm = std::move(values);
+  return p;
+}
+
+TEST(Verdict, ASweepValueThatLoweredMakesTheCellOkAndOtherwiseWhatWasTriedIsNamed) {
   CellInputs in = resolved_inputs();
   CompileReport refused = lowered({});
   refused.refused = "Cannot select: intrinsic %llvm.amdgcn.k";
@@ -206,24 +212,199 @@ TEST(Verdict, SweepValueThatLoweredMakesTheCellOkAndOtherwiseTheTriedValuesAreNa
   Attempt base = reported(lowered({"s_endpgm"}));
   in.probe = &probe;
   in.baseline = &base;
-  in.swept = {1, 2};
+  in.default_posing = imms({0, 0});
+  in.tried = {imms({1, 1}), imms({2, 2})};
   Cell absent = decide_cell(in);
   EXPECT_EQ(absent.status, Status::kArchAbsent);
   EXPECT_EQ(absent.evidence, "LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn.k (immarg sweep 1, 2: none lowers)");
 
+  Posing uniform = in.default_posing;
+  uniform.uniform = true;
+  Posing unused = in.default_posing;
+  unused.result_unused = true;
+  in.tried = {imms({1, 1}), imms({1, 0}), imms({15, 0}), uniform, unused};
+  EXPECT_EQ(decide_cell(in).evidence,
+            "LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn.k (immarg sweep 1: none lowers; nor with 2 immediates "
+            "set one operand at a time, uniform operands, the result unused)");
+
   Attempt swept = reported(lowered({"global_load_lds_dword", "s_endpgm"}));
-  in.sweep_value = 2;
-  in.sweep_attempt = &swept;
+  in.solution = imms({2, 2});
+  in.solution_attempt = &swept;
+  in.solution_baseline = &base;
   Cell ok = decide_cell(in);
   EXPECT_EQ(ok.status, Status::kOk);
   EXPECT_EQ(ok.imm, 2);
+  EXPECT_EQ(ok.posing, "");
   EXPECT_EQ(ok.lowered_to, std::vector<std::string>{"global_load_lds_dword"});
+}
+
+TEST(Verdict, AnotherPosingThatLoweredIsRecordedWithItsOwnBaseline) {
+  CellInputs in = resolved_inputs();
+  CompileReport refused = lowered({});
+  refused.error = "Illegal instruction detected: Operand has incorrect register class";
+  Attempt probe = reported(refused);
+  Attempt base = reported(lowered({"v_mov_b32", "s_endpgm"}));
+  in.probe = &probe;
+  in.baseline = &base;
+  in.default_posing = imms({0});
+  Posing uniform = in.default_posing;
+  uniform.uniform = true;
+  in.tried = {uniform};
+  Attempt posed = reported(lowered({"s_setreg_b32", "s_endpgm"}));
+  Attempt uniform_base = reported(lowered({"s_endpgm"}));
+  in.solution = uniform;
+  in.solution_attempt = &posed;
+  in.solution_baseline = &uniform_base;
+  Cell c = decide_cell(in);
+  EXPECT_EQ(c.status, Status::kOk);
+  EXPECT_EQ(c.posing, "uniform operands");
+  EXPECT_FALSE(c.imm);
+  EXPECT_EQ(c.lowered_to, std::vector<std::string>{"s_setreg_b32"});
+
+  // An instruction that appeared only with other immediates (the default call folded away).
+  in = resolved_inputs();
+  Attempt folded = reported(lowered({"s_endpgm"}));
+  Attempt loads = reported(lowered({"image_load", "s_endpgm"}));
+  Attempt image_base = reported(lowered({"s_endpgm"}));
+  in.probe = &folded;
+  in.baseline = &image_base;
+  in.default_posing = imms({0, 0, 0});
+  in.solution = imms({1, 0, 0});
+  in.solution_attempt = &loads;
+  in.solution_baseline = &image_base;
+  Cell image = decide_cell(in);
+  EXPECT_EQ(image.status, Status::kOk);
+  EXPECT_EQ(image.posing, "immediates 1, 0, 0");
+  EXPECT_EQ(image.note, "");
+  EXPECT_EQ(image.lowered_to, std::vector<std::string>{"image_load"});
+}
+
+TEST(Verdict, ACallThatIsRefusedWhenAskedForWorkIsArchAbsent) {
+  CellInputs in = resolved_inputs();
+  Attempt folded = reported(lowered({"s_endpgm"}));
+  Attempt base = reported(lowered({"s_endpgm"}));
+  CompileReport refused = lowered({});
+  refused.error = "requested image instruction is not supported on this GPU";
+  Attempt asked = reported(refused);
+  in.probe = &folded;
+  in.baseline = &base;
+  in.default_posing = imms({0, 0});
+  in.solution = imms({1, 0});
+  in.solution_attempt = &asked;
+  in.solution_baseline = &base;
+  Cell c = decide_cell(in);
+  EXPECT_EQ(c.status, Status::kArchAbsent);
+  EXPECT_EQ(c.evidence, "error: requested image instruction is not supported on this GPU (posed with immediates 1, 0; "
+                        "posed the default way the call became no instruction)");
+}
+
+TEST(Verdict, ACallOnWhichLlvmHangsWhenAskedForWorkIsTheHang) {
+  // image.sample.* with a one-channel mask on a processor where instruction selection never ends: an `ok`
+  // (no instruction) would clear a kernel its compiler cannot build.
+  CellInputs in = resolved_inputs();
+  Attempt folded = reported(lowered({"s_endpgm"}));
+  Attempt base = reported(lowered({"s_endpgm"}));
+  Attempt hung = died(EndKind::kTimeout, "no answer within 100 ms of CPU time", "AMDGPU DAG->DAG Pattern Instruction Selection");
+  in.probe = &folded;
+  in.baseline = &base;
+  in.default_posing = imms({0, 0});
+  in.solution = imms({1, 0});
+  in.solution_attempt = &hung;
+  Cell c = decide_cell(in);
+  EXPECT_EQ(c.status, Status::kToolchainTimeout);
+  EXPECT_NE(c.evidence.find("(posed with immediates 1, 0; posed the default way the call became no instruction)"),
+            std::string::npos) << c.evidence;
+
+  // Where the default posing became an instruction the assembler rejected, the evidence says so.
+  CompileReport printed = lowered({"image_gather4", "s_endpgm"});
+  printed.mc_errors = {"invalid image_gather dmask: only one bit must be set"};
+  Attempt rejected = reported(printed);
+  in.probe = &rejected;
+  Attempt crashed = died(EndKind::kSignal, "SIGSEGV", "AMDGPU DAG->DAG Pattern Instruction Selection");
+  in.solution_attempt = &crashed;
+  Cell r = decide_cell(in);
+  EXPECT_EQ(r.status, Status::kToolchainCrash);
+  EXPECT_NE(r.evidence.find("posed the default way LLVM's assembler rejected what it became)"), std::string::npos)
+      << r.evidence;
+}
+
+TEST(Verdict, ACallLlvmCrashedOnPosedTheDefaultWayIsAnsweredByAPosingThatLowers) {
+  // image.load returning its fail status ({<4 x float>, i32}) crashes instruction selection with texfailctrl 0;
+  // with texfailctrl 1 it is image_load ... tfe. The cell is what a kernel written that way gets.
+  CellInputs in = resolved_inputs();
+  Attempt crashed = died(EndKind::kSignal, "SIGSEGV", "AMDGPU DAG->DAG Pattern Instruction Selection");
+  Attempt loads = reported(lowered({"image_load", "s_endpgm"}));
+  Attempt base = reported(lowered({"s_endpgm"}));
+  in.probe = &crashed;
+  in.default_posing = imms({0, 0});
+  in.solution = imms({0, 1});
+  in.solution_attempt = &loads;
+  in.solution_baseline = &base;
+  Cell c = decide_cell(in);
+  EXPECT_EQ(c.status, Status::kOk) << c.evidence;
+  EXPECT_EQ(c.lowered_to, std::vector<std::string>{"image_load"});
+  EXPECT_EQ(c.posing, "immediates 0, 1");
+
+  // Asked for work, the processor refuses the intrinsic itself: a refusal, saying how the default crashed.
+  CompileReport unsupported = lowered({});
+  unsupported.error = "requested image instruction is not supported on this GPU";
+  Attempt refused = reported(unsupported);
+  in.solution_attempt = &refused;
+  Cell r = decide_cell(in);
+  EXPECT_EQ(r.status, Status::kArchAbsent) << r.evidence;
+  EXPECT_NE(r.evidence.find("(posed with immediates 0, 1; posed the default way LLVM crashed)"), std::string::npos)
+      << r.evidence;
+
+  // No posing found: the crash stands, as it was.
+  in.solution.reset();
+  in.solution_attempt = nullptr;
+  EXPECT_EQ(decide_cell(in).status, Status::kToolchainCrash);
+}
+
+TEST(Verdict, AnInstructionTheAssemblerSaysTheProcessorLacksIsArchAbsent) {
+  CellInputs in = resolved_inputs();
+  CompileReport printed = lowered({"image_load", "s_endpgm"});
+  printed.mc_errors = {"instruction not supported on this GPU"};
+  Attempt probe = reported(printed);
+  Attempt base = reported(lowered({"s_endpgm"}));
+  in.probe = &probe;
+  in.baseline = &base;
+  Cell c = decide_cell(in);
+  EXPECT_EQ(c.status, Status::kArchAbsent);
+  EXPECT_EQ(c.evidence, "LLVM selects image_load, which LLVM's assembler rejects for this processor: instruction not supported on this GPU");
+  EXPECT_TRUE(c.lowered_to.empty());
+  EXPECT_EQ(c.mc_check, "");
+}
+
+TEST(Verdict, AnInstructionTheBaselineHasTooIsNotTheCallsAndTheObjectDecides) {
+  // LLVM 23 inserts s_wait_xcnt around memory accesses for gfx1310 and its assembler rejects it there: in the
+  // baseline as much as in the probe, so it says nothing about the intrinsic.
+  CellInputs in = resolved_inputs();
+  CompileReport printed = lowered({"s_wait_xcnt", "image_get_resinfo", "s_endpgm"});
+  printed.mc_errors = {"instruction not supported on this GPU (gfx1310): s_wait_xcnt: 0x0"};
+  Attempt probe = reported(printed);
+  Attempt base = reported(lowered({"s_wait_xcnt", "s_endpgm"}));
+  Attempt object = reported(lowered({}));
+  in.probe = &probe;
+  in.baseline = &base;
+  in.object = &object;
+  Cell c = decide_cell(in);
+  EXPECT_EQ(c.status, Status::kOk) << c.evidence;
+  EXPECT_EQ(c.lowered_to, std::vector<std::string>{"image_get_resinfo"});
+  EXPECT_NE(c.mc_check.find("s_wait_xcnt"), std::string::npos) << c.mc_check;
+  // The call's own instruction, quoted LLVM 23's way (a colon after the mnemonic), is the refusal.
+  printed.mc_errors = {"instruction not supported on this GPU (gfx1310): image_get_resinfo: v0, v1"};
+  Attempt own = reported(printed);
+  in.probe = &own;
+  Cell r = decide_cell(in);
+  EXPECT_EQ(r.status, Status::kArchAbsent);
+  EXPECT_EQ(r.evidence.rfind("LLVM selects image_get_resinfo, ", 0), 0u) << r.evidence;
 }
 
 TEST(Verdict, RejectedAssemblyIsDecidedByTheObject) {
   CellInputs in = resolved_inputs();
   CompileReport printed = lowered({"v_cvt_x", "s_endpgm"});
-  printed.mc_errors = {"instruction not supported on this GPU"};
+  printed.mc_errors = {"invalid image_gather dmask"};
   Attempt probe = reported(printed);
   Attempt base = reported(lowered({"s_endpgm"}));
   in.probe = &probe;
@@ -236,7 +417,7 @@ TEST(Verdict, RejectedAssemblyIsDecidedByTheObject) {
   in.object = &clean;
   Cell c = decide_cell(in);
   EXPECT_EQ(c.status, Status::kOk);
-  EXPECT_EQ(c.mc_check, "MC assembler rejects it: instruction not supported on this GPU");
+  EXPECT_EQ(c.mc_check, "MC assembler rejects it: invalid image_gather dmask");
 
   object.undefined = {"__x"};
   Attempt undefined = reported(object);

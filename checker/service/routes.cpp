@@ -833,6 +833,7 @@ Reply Api::check(const Request& r) const {
     release_compute();
     request.intrinsics = uses.target_intrinsics;
     request.generic_intrinsics = uses.generic_intrinsics;
+    request.declared_only = uses.declared_only;
     kernels = uses.kernels;
     if (request.subject.empty() && kernels.size() == 1) request.subject = kernels.front();
   } else if (request.keys.empty() && request.intrinsics.empty()) {

@@ -34,6 +34,8 @@ void fingerprint_cell(std::string& out, const Cell& c) {
   out += '\x1f';
   if (c.imm) out += std::to_string(*c.imm);
   out += '\x1f';
+  out += c.posing;
+  out += '\x1f';
   out += c.mc_check;
   out += '\x1f';
   out += c.note;

@@ -311,6 +311,7 @@
     }
     if (cell.evidence) row('evidence', el('pre', { class: 'evidence', text: cell.evidence }));
     if (cell.imm !== undefined) row('immediate', String(cell.imm));
+    if (cell.posing) row('posed with', cell.posing);
     if (cell.mc_check) row('MC check', el('pre', { text: cell.mc_check }));
     if (cell.note) row('note', cell.note);
     const link = `/v1/cells/${enc(flavor)}/${enc(key)}/${enc(target)}`;
