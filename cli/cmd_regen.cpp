@@ -20,11 +20,15 @@ namespace archdb::cli {
 namespace fs = std::filesystem;
 
 Scope select_scope(const Catalog& catalog, const TargetList& wired, const std::string& only,
-                   const std::string& targets) {
+                   const std::string& targets, const std::string& keys) {
   Scope scope;
-  for (const auto& e : catalog.entries)
-    if (only.empty() || e.key.find(only) != std::string::npos) scope.entries.push_back(&e);
-  if (scope.entries.empty()) throw usage_error("--only '" + only + "' matches no catalog key");
+  if (!keys.empty()) {
+    for (const auto& k : catalog_keys(catalog, keys)) scope.entries.push_back(catalog.find(k));
+  } else {
+    for (const auto& e : catalog.entries)
+      if (only.empty() || e.key.find(only) != std::string::npos) scope.entries.push_back(&e);
+    if (scope.entries.empty()) throw usage_error("--only '" + only + "' matches no catalog key");
+  }
   if (targets.empty()) {
     scope.targets = wired.names;
   } else {
@@ -99,6 +103,7 @@ struct RegenArgs {
   std::string flavor;
   bool check = false;
   std::string only;
+  std::string keys;
   std::string targets;
   int jobs = 0;
   std::string keep_ir;
@@ -118,8 +123,8 @@ int regen(const Context& ctx, const RegenArgs& args) {
                                       ": build it with -DLLVM_DIR=<that LLVM>/lib/cmake/llvm");
   Catalog catalog = ctx.load_catalog();
   TargetList wired = ctx.load_targets();
-  Scope scope = select_scope(catalog, wired, args.only, args.targets);
-  bool partial = !args.only.empty() || !args.targets.empty();
+  Scope scope = select_scope(catalog, wired, args.only, args.targets, args.keys);
+  bool partial = !args.only.empty() || !args.keys.empty() || !args.targets.empty();
   fs::path dir = fs::path(ctx.data) / args.flavor;
 
   // The committed column: compared against (--check) or merged into (a partial regen).
@@ -168,6 +173,16 @@ int regen(const Context& ctx, const RegenArgs& args) {
     }
 
     Column column = result.column;
+    // What this run changes in the committed column: the line tools/regen-columns reports per flavor.
+    int fresh = 0, changed = 0, same = 0;
+    for (const auto& c : result.column.cells) {
+      const Cell* was = committed ? committed->find(c.key, c.target) : nullptr;
+      (was ? (*was == c ? same : changed) : fresh)++;
+    }
+    auto measured_line = [&] {
+      std::printf("%s: %zu cells measured in %.2f s: %d new, %d changed, %d unchanged\n", args.flavor.c_str(),
+                  result.column.cells.size(), result.stats.seconds, fresh, changed, same);
+    };
     if (partial && committed) {
       const Provenance& old = committed->provenance;
       if (old.posing() != column.provenance.posing() || old.generator_version != column.provenance.generator_version ||
@@ -245,6 +260,7 @@ int regen(const Context& ctx, const RegenArgs& args) {
     closed = true;
     write_column_dir(ctx.data, column);
     print_summary(column, result);
+    measured_line();
     std::printf("wrote %s and %s\n", dir.string().c_str(), ctx.db.c_str());
     return kExitOk;
   };
@@ -270,7 +286,9 @@ void add_regen(CLI::App& app, Context& context, int& exit_code) {
   sub->add_flag("--check", args->check,
                 "measure and compare with the committed column instead of writing; exit 1 on any changed cell or "
                 "probe posing");
-  sub->add_option("--only", args->only, "measure only keys containing this text");
+  CLI::Option* only = sub->add_option("--only", args->only, "measure only keys containing this text");
+  sub->add_option("--keys", args->keys, "measure only these catalog keys: KEY,KEY... or @FILE (one key a line)")
+      ->excludes(only);
   sub->add_option("--targets", args->targets, "measure only these targets (comma-separated, from schema/targets.txt)");
   sub->add_option("--jobs,-j", args->jobs, "workers at once, at least 1 (default: the CPUs this process may use)")
       ->check(CLI::Range(1, 4096));

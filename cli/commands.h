@@ -29,8 +29,9 @@ struct Scope {
   std::vector<const CatalogEntry*> entries;
   std::vector<std::string> targets;
 };
+// `keys` (exact keys, as catalog_keys takes them) or else `only` (keys containing it) narrows the entries.
 Scope select_scope(const Catalog& catalog, const TargetList& wired, const std::string& only,
-                   const std::string& targets);
+                   const std::string& targets, const std::string& keys = "");
 
 // A peer's rocke-v1 file, validated: its arches must be wired targets or processors the linked LLVM knows.
 RockeColumn read_rocke(const Context& ctx, const std::string& text, const std::string& label);

@@ -3,7 +3,11 @@
 
 #include "db/census.h"
 #include "db/frontend.h"
+#include "support/error.h"
+#include "support/files.h"
+#include "support/text.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -74,6 +78,36 @@ std::vector<std::string> split_list(const std::string& s) {
     pos = comma + 1;
   }
   return out;
+}
+
+std::vector<std::string> catalog_keys(const Catalog& catalog, const std::string& spec) {
+  std::vector<std::string> given;
+  std::string where = "--keys";
+  if (!spec.empty() && spec[0] == '@') {
+    std::string path = spec.substr(1);
+    if (path.empty()) throw usage_error("--keys @FILE names no file");
+    std::string text;
+    text = read_file(path);  // a missing or unreadable file is an input error naming it
+    where = path;
+    for (const auto& raw : split(text, '\n')) {
+      std::string line = raw.substr(0, raw.find('#'));
+      size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+      if (b == std::string::npos) continue;
+      line = line.substr(b, e - b + 1);
+      if (line.find_first_of(" \t") != std::string::npos)
+        throw input_error(path + ": '" + line + "' is not a key (one key a line)");
+      given.push_back(line);
+    }
+  } else {
+    given = split_list(spec);
+  }
+  if (given.empty()) throw usage_error(where + " names no key");
+  std::vector<std::string> keys;
+  for (const auto& k : given) {
+    if (!catalog.find(k)) throw usage_error(where + ": unknown key '" + k + "' (not in the catalog)");
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
+  }
+  return keys;
 }
 
 }  // namespace archdb::cli

@@ -28,4 +28,9 @@ struct Context {
 // Splits "a,b,c" (empty pieces dropped).
 std::vector<std::string> split_list(const std::string& s);
 
+// A key list as every `--keys` takes it: "KEY,KEY..." or "@FILE" (one key a line; blank lines and '#'
+// comments skipped). Each must be a catalog key: an unknown one is a usage error naming it (and the file).
+// Keys come back in the order given, each once.
+std::vector<std::string> catalog_keys(const Catalog& catalog, const std::string& spec);
+
 }  // namespace archdb::cli

@@ -1,13 +1,11 @@
 // db/coverage.cpp — the coverage gate (see coverage.h).
 #include "db/coverage.h"
 
-#include <cstdlib>
 #include <map>
 #include <set>
 
 #include "db/column_files.h"
 #include "support/error.h"
-#include "support/files.h"
 
 namespace archdb {
 namespace fs = std::filesystem;
@@ -21,63 +19,34 @@ std::string list(const std::vector<std::string>& v, size_t max = 12) {
 }
 }  // namespace
 
+std::string FlavorCoverage::fill_command() const {
+  if (descriptor || (missing_keys.empty() && missing_cells.empty() && missing_targets.empty() && unknown_keys.empty()))
+    return "";
+  // A few keys are re-measured alone; keys outside the catalog or a missing target need the whole column.
+  std::set<std::string> keys(missing_keys.begin(), missing_keys.end());
+  for (const auto& kt : missing_cells) keys.insert(kt.substr(0, kt.find('/')));
+  if (!unknown_keys.empty() || !missing_targets.empty() || keys.size() > 8) return "tools/regen-columns " + flavor;
+  std::string only;
+  for (const auto& k : keys) only += (only.empty() ? "" : ",") + k;
+  return "tools/regen-columns --only " + only + " " + flavor;
+}
+
 std::string FlavorCoverage::summary() const {
   std::string s = flavor + ": ";
   switch (verdict) {
     case Verdict::kPass: return s + "complete, " + std::to_string(cells) + " cells";
+    case Verdict::kSkip:
+      return s + "SKIP, a descriptor with no cells (" + stands_for + "): " + std::to_string(catalog_keys) +
+             " catalog keys to measure where that toolchain is (`archdb coverage --flavor " + flavor + "` says how)";
     case Verdict::kFail: s += "FAIL"; break;
-    case Verdict::kSkip: s += "SKIP (" + toolchain_note + ")"; break;
   }
   if (!problems.empty()) s += "; " + list(problems);
   if (!unknown_keys.empty()) s += "; keys not in the catalog: " + list(unknown_keys);
   if (!missing_targets.empty()) s += "; targets not covered: " + list(missing_targets);
-  if (!missing_keys.empty()) s += "; keys not measured: " + list(missing_keys, verdict == Verdict::kSkip ? 1000 : 12);
+  if (!missing_keys.empty()) s += "; keys not measured: " + list(missing_keys);
   if (!missing_cells.empty()) s += "; cells missing: " + list(missing_cells);
-  if (verdict == Verdict::kFail && missing_keys.empty() && missing_cells.empty() && problems.empty() &&
-      unknown_keys.empty() && missing_targets.empty())
-    s += "; " + toolchain_note;
+  if (std::string fill = fill_command(); !fill.empty()) s += "; fill it with: " + fill;
   return s;
-}
-
-fs::path provisioned_root(const std::string& flavor) {
-  const char* cache = std::getenv("ARCHDB_CACHE");
-  const char* home = std::getenv("HOME");
-  fs::path base = cache && *cache ? fs::path(cache) : fs::path(home ? home : "/root") / ".cache" / "archdb";
-  return base / "roots" / ("sid-" + flavor);
-}
-
-bool host_has_toolchain(const std::string& flavor, const std::string& linked_flavor, std::string& note) {
-  if (flavor == linked_flavor) {
-    note = "this build links it";
-    return true;
-  }
-  std::string major = flavor.size() > 4 ? flavor.substr(4) : "";
-  std::error_code ec;
-  if (!major.empty() && fs::exists("/usr/lib/llvm-" + major + "/lib/cmake/llvm/LLVMConfig.cmake", ec)) {
-    note = "llvm-" + major + "-dev is installed on this host";
-    return true;
-  }
-  // ROCm ships its LLVM under /opt/rocm*/llvm; its major is in LLVMConfig.cmake.
-  if (fs::is_directory("/opt", ec)) {
-    for (const auto& entry : fs::directory_iterator("/opt", ec)) {
-      if (entry.path().filename().string().rfind("rocm", 0) != 0) continue;
-      fs::path config = entry.path() / "llvm/lib/cmake/llvm/LLVMConfig.cmake";
-      if (!fs::exists(config, ec)) continue;
-      std::string text = read_file(config);
-      if (text.find("set(LLVM_VERSION_MAJOR " + major + ")") != std::string::npos) {
-        note = "the ROCm LLVM in " + entry.path().string() + " is LLVM " + major;
-        return true;
-      }
-    }
-  }
-  fs::path root = provisioned_root(flavor);
-  if (fs::exists(root / ".archdb-root-ok", ec) &&
-      fs::exists(root / ("usr/lib/llvm-" + major + "/lib/cmake/llvm/LLVMConfig.cmake"), ec)) {
-    note = "a provisioned root has it";
-    return true;
-  }
-  note = "this host has no " + (major.empty() ? flavor : "LLVM " + major) + " toolchain";
-  return false;
 }
 
 std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetList& targets,
@@ -87,7 +56,7 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
   for (const auto& flavor : list_column_dirs(data_root)) {
     FlavorCoverage cov;
     cov.flavor = flavor;
-    cov.toolchain_here = host_has_toolchain(flavor, linked_flavor, cov.toolchain_note);
+    cov.catalog_keys = static_cast<int>(keys.size());
     Column column;
     try {
       column = read_column_dir(data_root / flavor);
@@ -99,7 +68,14 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
     }
     cov.cells = static_cast<int>(column.cells.size());
     cov.descriptor = !column.provenance.measured;
-    if (cov.descriptor) cov.toolchain_note += "; the column is a descriptor: " + column.provenance.stands_for;
+    if (cov.descriptor) {
+      // It has nothing to check but that it reads; its cells come from wherever its toolchain is.
+      cov.stands_for = column.provenance.stands_for;
+      cov.how_to_measure = column.provenance.how_to_measure;
+      cov.verdict = FlavorCoverage::Verdict::kSkip;
+      out.push_back(cov);
+      continue;
+    }
     for (const auto& t : targets.names)
       if (std::find(column.provenance.targets.begin(), column.provenance.targets.end(), t) ==
           column.provenance.targets.end())
@@ -118,8 +94,7 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
         if (!it->second.count(t)) cov.missing_cells.push_back(key + "/" + t);
     }
     bool incomplete = !cov.missing_keys.empty() || !cov.missing_cells.empty() || !cov.missing_targets.empty();
-    if (!cov.problems.empty() || !cov.unknown_keys.empty()) cov.verdict = FlavorCoverage::Verdict::kFail;
-    else if (incomplete) cov.verdict = cov.toolchain_here ? FlavorCoverage::Verdict::kFail : FlavorCoverage::Verdict::kSkip;
+    if (incomplete || !cov.problems.empty() || !cov.unknown_keys.empty()) cov.verdict = FlavorCoverage::Verdict::kFail;
     out.push_back(cov);
   }
   bool linked_present = false;
@@ -127,10 +102,9 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
   if (!linked_present) {
     FlavorCoverage cov;
     cov.flavor = linked_flavor;
-    cov.toolchain_here = true;
-    cov.toolchain_note = "this build links it";
     cov.verdict = FlavorCoverage::Verdict::kFail;
-    cov.problems.push_back("no committed column " + (data_root / linked_flavor).string() + " for this host's toolchain");
+    cov.problems.push_back("no committed column " + (data_root / linked_flavor).string() +
+                           " for the LLVM this archdb links; make it with tools/regen-columns " + linked_flavor);
     out.push_back(cov);
   }
   return out;

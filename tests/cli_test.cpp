@@ -543,6 +543,105 @@ TEST(Cli, PartialRegenMergesIntoTheCommittedColumnLeavingOtherCellsAsTheyWere) {
       << "the database holds the merged column";
 }
 
+TEST(Cli, RegenKeysMeasuresExactlyThoseKeysAndSaysWhatItChanged) {
+  Workspace ws;
+  auto first = run_archdb(ws.args({"regen", "--flavor", flavor()}));
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.out.find(flavor() + ": 9 cells measured in "), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find(": 9 new, 0 changed, 0 unchanged"), std::string::npos) << first.out;
+  std::string measured = test::read(ws.column() / "cells.jsonl");
+
+  // One cell changed behind archdb's back: re-measuring its key says so and puts the answer back.
+  std::string line = cell_line(measured, "made.up", "gfx942");
+  std::string tampered = line;
+  tampered.insert(tampered.find("\"evidence\":\"") + 12, "tampered ");
+  std::string marked = measured;
+  marked.replace(marked.find(line), line.size(), tampered);
+  test::write(ws.column() / "cells.jsonl", marked);
+  test::write(ws.dir / "keys.txt", "# the keys to re-measure\n\nmade.up   # a comment\nmade.up\n");
+  auto file = run_archdb(ws.args({"regen", "--flavor", flavor(), "--keys", "@" + (ws.dir / "keys.txt").string()}));
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_NE(file.out.find(": 3 cells measured in "), std::string::npos) << "made.up once, on 3 targets: " << file.out;
+  EXPECT_NE(file.out.find(": 0 new, 1 changed, 2 unchanged"), std::string::npos) << file.out;
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), measured);
+
+  auto two = run_archdb(ws.args({"regen", "--flavor", flavor(), "--keys", "made.up,fmuladd.v2f16", "--check"}));
+  EXPECT_EQ(two.exit_code, 0) << two.out << two.err;
+  EXPECT_NE(two.out.find("all 6 measured cells reproduce"), std::string::npos) << two.out;
+
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string says;
+  };
+  std::string missing = (ws.dir / "no-such-keys.txt").string();
+  test::write(ws.dir / "blank.txt", "# nothing\n\n");
+  test::write(ws.dir / "two-words.txt", "made.up fmuladd.v2f16\n");
+  std::vector<Case> cases = {
+      {{"--keys", "made.up,made.upp"}, 2, "--keys: unknown key 'made.upp' (not in the catalog)"},
+      {{"--keys", "@" + (ws.dir / "blank.txt").string()}, 2, "blank.txt names no key"},
+      {{"--keys", ","}, 2, "--keys names no key"},
+      {{"--keys", "@" + missing}, 3, missing + ": cannot read"},
+      {{"--keys", "@" + (ws.dir / "two-words.txt").string()}, 3, "two-words.txt: 'made.up fmuladd.v2f16' is not a key"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"regen", "--flavor", flavor()};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    auto r = run_archdb(ws.args(args));
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.says << ": " << r.err;
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  auto both = run_archdb(ws.args({"regen", "--flavor", flavor(), "--keys", "made.up", "--only", "made"}));
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("--only excludes --keys"), std::string::npos) << both.err;
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), measured) << "no bad argument wrote anything";
+}
+
+// The committed columns and a catalog with one key more: coverage fails every measured column, those of
+// LLVMs this host lacks included, each naming the command that fills it; the descriptor is one line.
+TEST(Cli, CoverageFailsEveryMeasuredColumnLackingAKeyWhateverLlvmThisHostHas) {
+  test::TempDir dir;
+  fs::path source = test::source_dir();
+  std::vector<std::string> measured, descriptors;
+  for (const auto& entry : fs::directory_iterator(source / "data")) {
+    if (!entry.is_directory()) continue;
+    std::string flavor = entry.path().filename();
+    fs::create_directories(dir / "data" / flavor);
+    for (const char* file : {"column.json", "cells.jsonl"})
+      if (fs::exists(entry.path() / file)) fs::copy_file(entry.path() / file, dir / "data" / flavor / file);
+    (fs::exists(entry.path() / "cells.jsonl") ? measured : descriptors).push_back(flavor);
+  }
+  ASSERT_GE(measured.size(), 2u);
+  std::string catalog = test::read(source / "schema/catalog.txt");
+  test::write(dir / "catalog.txt", catalog + "amdgcn.added.by.a.test   llvm.amdgcn.added.by.a.test\n");
+  std::vector<std::string> common = {"--data", (dir / "data").string(), "--targets-file",
+                                     (source / "schema/targets.txt").string(), "--db", (dir / "db.sqlite").string()};
+  auto coverage = [&](const fs::path& catalog_file) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), {"--catalog", catalog_file.string(), "coverage"});
+    return run_archdb(args);
+  };
+
+  auto complete = coverage(source / "schema/catalog.txt");
+  EXPECT_EQ(complete.exit_code, 0) << complete.out << complete.err;
+  auto lacking = coverage(dir / "catalog.txt");
+  EXPECT_EQ(lacking.exit_code, 1) << lacking.out << lacking.err;
+  for (const auto& f : measured) {
+    std::string want = f + ": FAIL; keys not measured: amdgcn.added.by.a.test; fill it with: "
+                       "tools/regen-columns --only amdgcn.added.by.a.test " + f + "\n";
+    EXPECT_NE(lacking.out.find(want), std::string::npos) << want << "in:\n" << lacking.out;
+  }
+  for (const auto& f : descriptors) {
+    size_t at = lacking.out.find(f + ": SKIP, a descriptor");
+    ASSERT_NE(at, std::string::npos) << lacking.out;
+    std::string line = lacking.out.substr(at, lacking.out.find('\n', at) - at);
+    EXPECT_EQ(line.find("amdgcn."), std::string::npos) << "a count, not the keys: " << line;
+  }
+  std::string tail = std::to_string(measured.size()) + " failing, " + std::to_string(descriptors.size()) + " skipped";
+  EXPECT_NE(lacking.out.find(tail), std::string::npos) << lacking.out;
+}
+
 TEST(Cli, WorkerCountFollowsTheCpuAffinity) {
   Workspace ws;
   std::vector<std::string> pinned = {"/usr/bin/taskset", "-c", "0", ARCHDB_BINARY};

@@ -1,6 +1,6 @@
-// tests/coverage_test.cpp — the coverage gate: one test per committed column of this checkout (a column of
-// a toolchain this host lacks is a named skip listing what it misses, never a pass), and the gate's rules
-// on made-up columns.
+// tests/coverage_test.cpp — the coverage gate: one test per committed column of this checkout (every
+// measured column must be complete on every host; only a descriptor is a skip), and the gate's rules on
+// made-up columns.
 #include <gtest/gtest.h>
 
 #include "db/column_files.h"
@@ -50,32 +50,56 @@ Column column_of(const std::string& flavor, const std::vector<std::string>& keys
   return c;
 }
 
-TEST(CoverageRules, HostFlavorMustBeCompleteOtherFlavorsAreNamedSkips) {
+TEST(CoverageRules, EveryMeasuredColumnMustBeCompleteWhateverLlvmThisHostHas) {
   test::TempDir dir;
   Catalog catalog = parse_catalog("a.one llvm.a\nb.two llvm.b\n", "cat.txt");
   TargetList targets = parse_targets("gfx90a\ngfx942\n", "t.txt");
   write_column_dir(dir / "data", column_of("llvm22", {"a.one"}));
   write_column_dir(dir / "data", column_of("llvm5", {"a.one"}));  // no host has LLVM 5
   write_column_dir(dir / "data", column_of("llvm6", {"a.one", "b.two", "c.three"}));
+  write_column_dir(dir / "data", column_of("llvm7", {"a.one", "b.two"}));
   auto report = check_coverage(catalog, targets, dir / "data", "llvm22");
-  ASSERT_EQ(report.size(), 3u);
+  ASSERT_EQ(report.size(), 4u);
   for (const auto& cov : report) {
-    if (cov.flavor == "llvm22") {
+    if (cov.flavor == "llvm22" || cov.flavor == "llvm5") {
       EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << cov.summary();
       EXPECT_EQ(cov.missing_keys, std::vector<std::string>{"b.two"});
-    }
-    if (cov.flavor == "llvm5") {
-      EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kSkip) << cov.summary();
-      EXPECT_NE(cov.summary().find("keys not measured: b.two"), std::string::npos) << cov.summary();
+      EXPECT_EQ(cov.fill_command(), "tools/regen-columns --only b.two " + cov.flavor);
+      EXPECT_NE(cov.summary().find("fill it with: tools/regen-columns --only b.two " + cov.flavor), std::string::npos)
+          << cov.summary();
     }
     if (cov.flavor == "llvm6") {
       EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << "a key outside the catalog fails";
       EXPECT_EQ(cov.unknown_keys, std::vector<std::string>{"c.three"});
+      EXPECT_EQ(cov.fill_command(), "tools/regen-columns llvm6") << "a whole regeneration drops it";
+    }
+    if (cov.flavor == "llvm7") {
+      EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kPass) << cov.summary();
+      EXPECT_EQ(cov.fill_command(), "");
     }
   }
 }
 
-TEST(CoverageRules, DescriptorOfAnAbsentToolchainIsANamedSkipNeverAPass) {
+TEST(CoverageRules, AKeyPartlyThereOrAMissingTargetFails) {
+  test::TempDir dir;
+  Catalog catalog = parse_catalog("a.one llvm.a\n", "cat.txt");
+  TargetList targets = parse_targets("gfx90a\ngfx942\ngfx950\n", "t.txt");
+  Column partly = column_of("llvm5", {"a.one"});  // covers gfx90a and gfx942 only
+  partly.cells.pop_back();
+  partly.recount();
+  write_column_dir(dir / "data", partly);
+  write_column_dir(dir / "data", column_of("llvm22", {"a.one"}));
+  for (const auto& cov : check_coverage(catalog, targets, dir / "data", "llvm22")) {
+    EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << cov.summary();
+    EXPECT_EQ(cov.missing_targets, std::vector<std::string>{"gfx950"});
+    EXPECT_EQ(cov.fill_command(), "tools/regen-columns " + cov.flavor);
+    if (cov.flavor == "llvm5") {
+      EXPECT_EQ(cov.missing_cells.size(), 2u) << "one on the missing target, one on a covered one: " << cov.summary();
+    }
+  }
+}
+
+TEST(CoverageRules, ADescriptorIsAOneLineSkipCountingTheKeysNeverAPass) {
   test::TempDir dir;
   Catalog catalog = parse_catalog("a.one llvm.a\nb.two llvm.b\n", "cat.txt");
   TargetList targets = parse_targets("gfx90a\n", "t.txt");
@@ -87,13 +111,19 @@ TEST(CoverageRules, DescriptorOfAnAbsentToolchainIsANamedSkipNeverAPass) {
   descriptor.provenance.targets = {"gfx90a"};
   write_column_dir(dir / "data", descriptor);
   write_column_dir(dir / "data", column_of("llvm22", {"a.one", "b.two"}));
+  int seen = 0;
   for (const auto& cov : check_coverage(catalog, targets, dir / "data", "llvm22")) {
     if (cov.flavor != "llvm5") continue;
+    ++seen;
     EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kSkip);
     EXPECT_TRUE(cov.descriptor);
-    EXPECT_NE(cov.summary().find("keys not measured: a.one, b.two"), std::string::npos) << cov.summary();
-    EXPECT_NE(cov.summary().find("a vendor's LLVM 5"), std::string::npos) << cov.summary();
+    std::string line = cov.summary();
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    EXPECT_NE(line.find("2 catalog keys"), std::string::npos) << line;
+    EXPECT_EQ(line.find("a.one"), std::string::npos) << "the count, not the list: " << line;
+    EXPECT_NE(line.find("a vendor's LLVM 5"), std::string::npos) << line;
   }
+  EXPECT_EQ(seen, 1);
 }
 
 TEST(CoverageRules, MissingHostColumnAndCorruptColumnsFail) {

@@ -49,8 +49,13 @@ need_root() {
 case $mode in
 arguments)
     need_root
-    expect "unknown flavor" 2 "^provision-flavor: unknown flavor 'llvm99' \(expected llvm21, llvm23 or llvm24\)$" \
+    expect "unknown flavor" 2 "^provision-flavor: unknown flavor 'llvm99' \(expected one of: llvm21 llvm23 llvm24\)$" \
         "$script" llvm99
+    expect "--flavors" 0 "^llvm21 llvm23 llvm24$" bash -c '"$0" --flavors | paste -sd" "' "$script"
+    expect "--bind of a relative path" 2 "^provision-flavor: --bind data: not an absolute path$" \
+        "$script" llvm23 --bind data
+    expect "--bind of no folder" 2 "^provision-flavor: --bind $tmp/none: not a folder$" "$script" llvm23 --bind "$tmp/none"
+    expect "--bind of /" 2 "^provision-flavor: --bind /: the whole file system cannot be bound$" "$script" llvm23 --bind /
     expect "no flavor" 2 "^provision-flavor: no FLAVOR given" "$script"
     expect "two flavors" 2 "^provision-flavor: only one FLAVOR allowed, got 'llvm23' and 'llvm24'$" \
         "$script" llvm23 llvm24
