@@ -148,7 +148,9 @@ int census_command(const Context& ctx, const CensusArgs& args) {
     std::printf("a partial census (--only/--processors) is not stored or committed\n");
     return kExitOk;
   }
-  // The store first, then the file: were we killed between the two, the next sync follows the file.
+  // The store first, then the file: were we killed between the two, the next sync follows the file. A
+  // regeneration of the column carries census.txt over: it must not be replacing the folder meanwhile.
+  auto writing = ctx.lock_column(args.flavor);
   auto store = ctx.open_store();
   std::string text = render_census(run.census);
   store_census(*store, run.census, digest_hex(text));

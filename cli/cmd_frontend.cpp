@@ -362,6 +362,8 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
     flush_blocks();
   }
   fs::path out = out_file.empty() ? fs::path(ctx.data) / flavor / "findings.md" : fs::path(out_file);
+  std::unique_ptr<FileLock> writing;
+  if (out_file.empty()) writing = ctx.lock_column(flavor);  // a regeneration carries findings.md over
   write_file_atomically(out, md);
   std::printf("wrote %s: %zu crashes and hangs (%zu kinds), %zu no-instruction lowerings (%zu families), %zu "
               "assembler disagreements (%zu kinds), %zu front-end disagreements\n",
@@ -411,6 +413,7 @@ int frontend_command(const Context& ctx, const std::string& flavor, std::string 
     return kExitOk;
   }
   std::string text = render_frontend(fe);
+  auto writing = ctx.lock_column(flavor);  // a regeneration carries frontend.txt over
   store_frontend(*store, fe, digest_hex(text));
   write_file_atomically(fs::path(ctx.data) / flavor / kFrontendFile, text);
   std::printf("wrote %s and %s\n", (fs::path(ctx.data) / flavor / kFrontendFile).string().c_str(), ctx.db.c_str());

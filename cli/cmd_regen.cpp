@@ -127,6 +127,10 @@ int regen(const Context& ctx, const RegenArgs& args) {
   bool partial = !args.only.empty() || !args.keys.empty() || !args.targets.empty();
   fs::path dir = fs::path(ctx.data) / args.flavor;
 
+  // Held from before the committed column is read (a partial regen merges into it) until it is replaced: a
+  // second writer of this column waits, and then merges into what the first wrote.
+  std::unique_ptr<FileLock> writing;
+  if (!args.check) writing = ctx.lock_column(args.flavor);
   // The committed column: compared against (--check) or merged into (a partial regen).
   std::optional<Column> committed;
   if (fs::exists(dir / "column.json")) {

@@ -39,7 +39,10 @@ int do_export(const Context& ctx, const ExportArgs& args) {
     throw usage_error("flavor '" + args.flavor + "' is " + std::string(origin_name(row->origin)) +
                       ", not a measured column; it has no data/ form");
   Column column;
-  column.provenance = provenance_from_json(nlohmann::json::parse(row->provenance));
+  nlohmann::json provenance = nlohmann::json::parse(row->provenance, nullptr, /*allow_exceptions=*/false);
+  if (provenance.is_discarded())
+    throw input_error(ctx.db + ": the database holds damaged JSON (the provenance of " + args.flavor + ")");
+  column.provenance = provenance_from_json(provenance);
   column.cells = store->cells(args.flavor);
   column.sort();
   column.recount();
@@ -70,6 +73,8 @@ int do_export(const Context& ctx, const ExportArgs& args) {
     if (!fs::is_directory(parent, ec))
       throw input_error(args.out + ": " + parent.string() + " is not an existing folder");
   }
+  fs::create_directories(root);  // its parent exists (checked above); the lock lives in it
+  auto writing = Context::lock_column_in(root, args.flavor);
   write_column_dir(root, column);
   std::printf("wrote %s (%zu cells)\n", (root / args.flavor).string().c_str(), column.cells.size());
   return kExitOk;
@@ -107,6 +112,7 @@ int do_import(const Context& ctx, const std::string& dir_arg) {
   std::string flavor = column.provenance.flavor;
   fs::path target = fs::path(ctx.data) / flavor;
   if (fs::exists(target) && fs::equivalent(target, dir)) throw usage_error(dir.string() + " is already the committed column");
+  auto writing = ctx.lock_column(flavor);
   auto store = ctx.open_store(flavor);
   store->replace_column(flavor, Origin::kMeasured, render_column_json(column), column.cells, column_digest(column),
                         std::nullopt);

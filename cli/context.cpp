@@ -8,6 +8,7 @@
 #include "support/text.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -64,6 +65,16 @@ std::unique_ptr<Store> Context::open_store(const std::string& except) const {
   sync_census_from_data(*store, data);
   sync_frontend_from_data(*store, data);
   return store;
+}
+
+std::unique_ptr<FileLock> Context::lock_column(const std::string& flavor) const { return lock_column_in(data, flavor); }
+
+std::unique_ptr<FileLock> Context::lock_column_in(const std::filesystem::path& root, const std::string& flavor) {
+  std::filesystem::path dir = root / flavor;
+  return std::make_unique<FileLock>(root / ("." + flavor + ".write-lock"), [&](const std::string& holder) {
+    std::fprintf(stderr, "archdb: %s is being written by another archdb%s; waiting for it\n", dir.c_str(),
+                 holder.empty() ? "" : (" (pid " + holder + ")").c_str());
+  });
 }
 
 std::vector<std::string> split_list(const std::string& s) {

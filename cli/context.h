@@ -7,6 +7,7 @@
 #include <string>
 
 #include "db/store.h"
+#include "support/file_lock.h"
 #include "schema/catalog.h"
 #include "schema/targets.h"
 
@@ -23,6 +24,11 @@ struct Context {
   TargetList load_targets() const;
   // Opens the store and brings it up to date with the committed columns (except `except`).
   std::unique_ptr<Store> open_store(const std::string& except = "") const;
+  // One writer per column: every command that writes <data>/<flavor>/ holds this from before it reads what it
+  // merges with until its files are written. A second writer waits, saying so on stderr.
+  std::unique_ptr<FileLock> lock_column(const std::string& flavor) const;
+  // The same lock for <root>/<flavor>/ anywhere (an export's --out folder).
+  static std::unique_ptr<FileLock> lock_column_in(const std::filesystem::path& root, const std::string& flavor);
 };
 
 // Splits "a,b,c" (empty pieces dropped).

@@ -100,7 +100,7 @@ Cell cell_from_group(const std::string& key, const std::string& target, const st
 void read_groups(Stmt& q, std::vector<Cell>& out, const std::string& target = "") {
   while (q.step()) {
     std::string key = q.text(0), status = q.text(1), targets = q.text(2);
-    nlohmann::json detail = nlohmann::json::parse(q.text(3));
+    nlohmann::json detail = stored_json(q.db(), q.text(3));
     for (const auto& t : split(targets, ','))
       if (target.empty() || t == target) out.push_back(cell_from_group(key, t, status, detail));
   }
@@ -400,7 +400,7 @@ std::optional<Census> load_census(const Store& store, const std::string& flavor)
     q.bind(1, flavor);
     if (!q.step()) return std::nullopt;
     try {
-      census.provenance = provenance_from(nlohmann::ordered_json::parse(q.text(0)));
+      census.provenance = provenance_from(stored_ordered_json(db, q.text(0)));
     } catch (const std::exception& e) {
       throw input_error(store.path().string() + ": census of " + flavor + ": " + e.what());
     }
@@ -409,7 +409,7 @@ std::optional<Census> load_census(const Store& store, const std::string& flavor)
   Stmt qi(db, "SELECT key, intrinsic, overload_types FROM census_instantiation WHERE flavor = ?1 ORDER BY key");
   qi.bind(1, flavor);
   while (qi.step())
-    census.instantiations.push_back({qi.text(0), qi.text(1), nlohmann::json::parse(qi.text(2)).get<std::vector<std::string>>()});
+    census.instantiations.push_back({qi.text(0), qi.text(1), stored_string_list(db, qi.text(2))});
   Stmt qc(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1");
   qc.bind(1, flavor);
   read_groups(qc, census.cells);
@@ -429,7 +429,7 @@ CensusMatch find_census(const Store& store, const std::string& flavor, const std
                "(key = ?2 OR intrinsic = ?2) ORDER BY key");
   qi.bind(1, flavor).bind(2, full);
   while (qi.step())
-    m.instantiations.push_back({qi.text(0), qi.text(1), nlohmann::json::parse(qi.text(2)).get<std::vector<std::string>>()});
+    m.instantiations.push_back({qi.text(0), qi.text(1), stored_string_list(db, qi.text(2))});
   for (const auto& i : m.instantiations) {
     Stmt qc(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1 AND key = ?2");
     qc.bind(1, flavor).bind(2, i.key);
@@ -468,7 +468,7 @@ std::optional<Cell> on_demand_cell(const Store& store, const std::string& flavor
   q.bind(1, flavor).bind(2, key).bind(3, target);
   if (!q.step()) return std::nullopt;
   try {
-    nlohmann::json j = nlohmann::json::parse(q.text(0));
+    nlohmann::json j = stored_json(q.db(), q.text(0));
     j["key"] = "census";  // validated as a cell; the real key is the instantiation's
     Cell cell = cell_from_json(j);
     cell.key = key;

@@ -287,7 +287,7 @@ std::optional<Frontend> load_frontend(const Store& store, const std::string& fla
     q.bind(1, flavor);
     if (!q.step()) return std::nullopt;
     try {
-      fe.provenance = provenance_from(nlohmann::ordered_json::parse(q.text(0)));
+      fe.provenance = provenance_from(stored_ordered_json(db, q.text(0)));
     } catch (const std::exception& e) {
       throw input_error(store.path().string() + ": front end of " + flavor + ": " + e.what());
     }
@@ -303,7 +303,7 @@ std::optional<Frontend> load_frontend(const Store& store, const std::string& fla
     c.target = qc.text(1);
     c.accepted = qc.text(2) == "accepted";
     c.diagnostic = qc.text(3);
-    if (!qc.is_null(4)) c.emitted = nlohmann::json::parse(qc.text(4)).get<std::vector<std::string>>();
+    if (!qc.is_null(4)) c.emitted = stored_string_list(db, qc.text(4));
     fe.cells.push_back(std::move(c));
   }
   return fe;

@@ -15,7 +15,41 @@ Error database_error(sqlite3* db, int rc, const std::string& message) {
   // A corrupt or foreign file is the user's input, whichever statement trips over it.
   if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB)
     return input_error(database_file(db) + ": database is corrupt or not an archdb database (" + message + ")");
+  // So is a path that is no database file at all (a device, /proc), one that cannot be read or written, and a
+  // database whose tables were dropped or altered after the migrations made them.
+  if (primary == SQLITE_CANTOPEN || primary == SQLITE_IOERR || primary == SQLITE_PERM || primary == SQLITE_READONLY ||
+      primary == SQLITE_FULL || primary == SQLITE_AUTH)
+    return input_error(database_file(db) + ": cannot use this database file (" + message + ")");
+  if (primary == SQLITE_ERROR && (message.rfind("no such table", 0) == 0 || message.rfind("no such column", 0) == 0))
+    return input_error(database_file(db) + ": the database's tables are damaged (" + message + ")");
   return internal_error(database_file(db) + ": " + message);
+}
+
+nlohmann::json stored_json(sqlite3* db, const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    throw input_error(database_file(db) + ": the database holds damaged JSON (" +
+                      (text.size() > 40 ? text.substr(0, 40) + "..." : text) + ")");
+  return j;
+}
+
+nlohmann::ordered_json stored_ordered_json(sqlite3* db, const std::string& text) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    throw input_error(database_file(db) + ": the database holds damaged JSON (" +
+                      (text.size() > 40 ? text.substr(0, 40) + "..." : text) + ")");
+  return j;
+}
+
+std::vector<std::string> stored_string_list(sqlite3* db, const std::string& text) {
+  nlohmann::json j = stored_json(db, text);
+  std::vector<std::string> out;
+  if (!j.is_array()) throw input_error(database_file(db) + ": the database holds " + j.dump() + " where a list belongs");
+  for (const auto& e : j) {
+    if (!e.is_string()) throw input_error(database_file(db) + ": the database holds " + j.dump() + " where a list of names belongs");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
 }
 
 Stmt::Stmt(sqlite3* db, const char* sql) : db_(db) {

@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "support/error.h"
@@ -28,6 +30,7 @@ class Stmt {
   bool step();  // true: a row is ready
   void run();   // steps to the end, then resets for the next bindings
 
+  sqlite3* db() const { return db_; }
   std::string text(int col) const;
   int64_t integer(int col) const { return sqlite3_column_int64(s_, col); }
   bool is_null(int col) const { return sqlite3_column_type(s_, col) == SQLITE_NULL; }
@@ -42,6 +45,12 @@ std::string database_file(sqlite3* db);
 // The error for a failed SQLite call with result code `rc`: a corrupt or foreign file (SQLITE_CORRUPT,
 // SQLITE_NOTADB) is bad input naming the file; anything else is an internal error naming it.
 Error database_error(sqlite3* db, int rc, const std::string& message);
+
+// JSON the database keeps (a cell's lowered_to, a provenance, a census group's detail). Damaged JSON is a
+// damaged database: bad input naming the file, never an internal error.
+nlohmann::json stored_json(sqlite3* db, const std::string& text);
+nlohmann::ordered_json stored_ordered_json(sqlite3* db, const std::string& text);
+std::vector<std::string> stored_string_list(sqlite3* db, const std::string& text);
 
 void exec(sqlite3* db, const std::string& sql);
 

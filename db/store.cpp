@@ -42,7 +42,7 @@ Cell read_cell(const Stmt& q) {
   c.intrinsic = q.text(3);
   c.evidence = q.text(4);
   if (!q.is_null(5)) {
-    for (const auto& m : nlohmann::json::parse(q.text(5))) c.lowered_to.push_back(m.get<std::string>());
+    c.lowered_to = stored_string_list(q.db(), q.text(5));
   }
   if (!q.is_null(6)) c.imm = q.integer(6);
   c.mc_check = q.text(7);
@@ -66,10 +66,11 @@ std::string_view origin_name(Origin o) {
 }
 
 std::unique_ptr<Store> Store::open(const fs::path& path) {
-  if (path.has_parent_path()) {
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-  }
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  // A database is a regular file (or none yet): a device, a folder or a pipe is refused by its given name.
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
+    throw input_error(path.string() + ": cannot use this as a database: not a regular file");
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                            nullptr);

@@ -6,6 +6,7 @@
 #include <spawn.h>
 #include <sqlite3.h>
 #include <sched.h>
+#include <sys/file.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -403,6 +404,44 @@ TEST(Cli, TruncatedDatabaseIsOneClearErrorAndIsLeftAlone) {
   }
 }
 
+// Paths that are no database file, and a database damaged by hand (a dropped table, damaged JSON in a stored
+// cell): exit 3 naming the path, one line, never "internal error".
+TEST(Cli, PathsThatAreNoArchdbDatabaseAreExit3NamingThem) {
+  Workspace ws;
+  fs::create_symlink("/dev/zero", ws.dir / "zero.sqlite");
+  fs::create_directories(ws.dir / "a-folder.sqlite");
+  for (const fs::path& db : {fs::path("/proc/version"), ws.dir / "zero.sqlite", ws.dir / "a-folder.sqlite"}) {
+    std::vector<std::string> args = ws.args({"query", "made.up"});
+    args[1] = db.string();  // --db
+    auto r = run_archdb(args);
+    EXPECT_EQ(r.exit_code, 3) << db << ": " << r.err;
+    EXPECT_NE(r.err.find(db.string() + ": "), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  }
+
+  auto damaged = [&](const char* sql, const std::string& what) {
+    Workspace each;
+    fs::path db = loaded_database(each);
+    sqlite3* h;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
+    char* error = nullptr;
+    ASSERT_EQ(sqlite3_exec(h, sql, nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+    sqlite3_close(h);
+    auto r = run_archdb(each.args({"query", "mfma.f32.4x4x4bf16.1k", "--flavor", "llvm22"}));
+    EXPECT_EQ(r.exit_code, 3) << what << ": " << r.err;
+    EXPECT_NE(r.err.find(db.string() + ": "), std::string::npos) << what << ": " << r.err;
+    EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  };
+  damaged("DROP TABLE cell", "the database's tables are damaged");
+  // The schema's CHECKs keep JSON valid; a hand that switches them off is what is left.
+  damaged("PRAGMA ignore_check_constraints = ON; UPDATE cell SET lowered_to = '[\"v_mfma' WHERE lowered_to IS NOT NULL",
+          "the database holds damaged JSON");
+  damaged("PRAGMA ignore_check_constraints = ON; UPDATE cell SET lowered_to = '{\"a\": 1}' WHERE lowered_to IS NOT NULL",
+          "where a list belongs");
+}
+
 TEST(Cli, DatabaseWithItsFirstPageDamagedIsOneClearError) {
   Workspace ws;
   fs::path db = loaded_database(ws);
@@ -769,6 +808,68 @@ pid_t spawn_archdb(const std::vector<std::string>& args) {
   return pid;
 }
 
+// Two writers of one column at once, as two people regenerating different keys on one checkout would. This
+// test holds the column's lock while both start, so that both are in the race for certain; then lets go. Each
+// must wait (saying so), and the one that goes second must merge into what the first wrote: both runs' cells
+// survive.
+TEST(Cli, TwoWritersOfOneColumnAtOnceLoseNoCell) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  std::string measured = test::read(ws.column() / "cells.jsonl");
+  std::string marked = measured;
+  for (auto [key, target] : {std::pair{"made.up", "gfx942"}, std::pair{"mfma.f32.4x4x4bf16.1k", "gfx1201"}}) {
+    std::string line = cell_line(marked, key, target), changed = line;
+    ASSERT_NE(changed.find("\"evidence\":\""), std::string::npos) << line;
+    changed.insert(changed.find("\"evidence\":\"") + 12, "stale ");
+    marked.replace(marked.find(line), line.size(), changed);
+  }
+  test::write(ws.column() / "cells.jsonl", marked);
+
+  fs::path lock = ws.dir / "data" / ("." + flavor() + ".write-lock");
+  int held = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  ASSERT_EQ(::write(held, "4242\n", 5), 5);
+
+  auto spawn = [&](const std::vector<std::string>& args, const fs::path& err) {
+    std::vector<std::string> argv_s = {ARCHDB_BINARY};
+    for (const auto& a : ws.args(args)) argv_s.push_back(a);
+    std::vector<char*> argv;
+    for (auto& a : argv_s) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    return pid;
+  };
+  pid_t one = spawn({"regen", "--flavor", flavor(), "--keys", "made.up"}, ws.dir / "one.err");
+  pid_t two = spawn({"regen", "--flavor", flavor(), "--keys", "mfma.f32.4x4x4bf16.1k"}, ws.dir / "two.err");
+  ASSERT_GT(one, 0);
+  ASSERT_GT(two, 0);
+  const std::string waiting = "is being written by another archdb (pid 4242); waiting for it";
+  for (int i = 0; i < 3000; ++i) {
+    if (test::read(ws.dir / "one.err").find(waiting) != std::string::npos &&
+        test::read(ws.dir / "two.err").find(waiting) != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(test::read(ws.dir / "one.err").find(waiting), std::string::npos) << test::read(ws.dir / "one.err");
+  EXPECT_NE(test::read(ws.dir / "two.err").find(waiting), std::string::npos) << test::read(ws.dir / "two.err");
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), marked) << "nothing is written while the column is held";
+  ::close(held);  // lets them go
+
+  int status_one = 0, status_two = 0;
+  waitpid(one, &status_one, 0);
+  waitpid(two, &status_two, 0);
+  EXPECT_TRUE(WIFEXITED(status_one) && WEXITSTATUS(status_one) == 0) << test::read(ws.dir / "one.err");
+  EXPECT_TRUE(WIFEXITED(status_two) && WEXITSTATUS(status_two) == 0) << test::read(ws.dir / "two.err");
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), measured) << "both runs' answers, nothing stale left";
+}
+
 // What a column is in a workspace: its files in data/ and its cells in the database.
 struct ColumnState {
   std::string files, cells;
@@ -1007,8 +1108,10 @@ TEST(Cli, KillDuringRegenLeavesTheOldColumnOrTheNewOneWhole) {
     ASSERT_EQ(runs.exit_code, 0) << runs.err;
     ColumnState recovered = state_of(dir);
     EXPECT_TRUE(recovered == (files_new ? new_state : old_state)) << "the database does not follow data/";
-    for (auto& e : fs::directory_iterator(dir / "data"))
+    for (auto& e : fs::directory_iterator(dir / "data")) {
+      if (e.path().filename() == "." + flavor() + ".write-lock") continue;  // the column's lock stays, unheld
       EXPECT_EQ(e.path().filename(), flavor()) << "left behind: " << e.path();
+    }
     Peek peek(dir / "db.sqlite");
     EXPECT_EQ(peek.one("SELECT count(*) FROM run WHERE outcome = 'running'"), "0");
     EXPECT_EQ(peek.one("SELECT outcome FROM run ORDER BY id DESC LIMIT 1"), db_new ? "ok" : "interrupted");
