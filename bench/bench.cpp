@@ -3,7 +3,6 @@
 #include "bench/bench.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +15,9 @@
 
 #include "probe/probe.h"
 #include "probe/pool.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
+#include "support/spawn.h"
 
 extern char** environ;
 
@@ -52,17 +52,7 @@ int run_all(const std::vector<Command>& commands, int jobs) {
   while (next < commands.size() || running > 0) {
     while (running < jobs && next < commands.size()) {
       const auto& c = commands[next++];
-      std::vector<char*> argv;
-      for (const auto& a : c.argv) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      posix_spawn_file_actions_t actions;
-      posix_spawn_file_actions_init(&actions);
-      posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-      pid_t pid;
-      if (posix_spawnp(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0)
-        throw internal_error("cannot run " + c.argv[0]);
-      posix_spawn_file_actions_destroy(&actions);
+      spawn_child(c.argv);  // output and errors go nowhere: a failing compile is an answer too
       ++running;
     }
     int status = 0;

@@ -2,7 +2,6 @@
 // side by side in one run.
 #include "bench/check_bench.h"
 
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -11,10 +10,12 @@
 #include <vector>
 
 #include "checker/checker.h"
+#include "checker/ir_reader.h"
 #include "checker/ir_uses.h"
 #include "db/census.h"
 #include "db/frontend.h"
 #include "support/error.h"
+#include "support/spawn.h"
 
 extern char** environ;
 
@@ -44,21 +45,7 @@ Figures time_it(int repeat, F body) {
   return summarize(std::move(ms));
 }
 
-int spawn_and_wait(std::vector<std::string> args) {
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", 1 /*O_WRONLY*/, 0);
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw internal_error("cannot run " + args[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+int spawn_and_wait(const std::vector<std::string>& args) { return run_child(args); }
 
 }  // namespace
 
@@ -88,7 +75,18 @@ int run_check_bench(const CheckBenchOptions& o) {
     r.intrinsics = u.target_intrinsics;
     checker.check(r, column);
   });
-  Figures scan = time_it(o.repeat, [&] { scan_ir_file(o.ir); });
+  // In process and in an isolated child (what `check` and the service do), alternately: the cost of the isolation.
+  IsolatedIrReader isolated_reader;
+  std::vector<double> scan_ms, isolated_ms;
+  for (int i = 0; i < o.repeat; ++i) {
+    auto start = Clock::now();
+    scan_ir_file(o.ir);
+    scan_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+    start = Clock::now();
+    isolated_reader.read_file(o.ir);
+    isolated_ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
+  }
+  Figures scan = summarize(scan_ms), isolated = summarize(isolated_ms);
   Figures load = time_it(o.repeat, [&] { ColumnIndex::load(*store, o.flavor); });
   // What every command does before it answers: open (integrity check, migrations) and sync with data/.
   Figures open = time_it(std::max(5, o.repeat / 10), [&] {
@@ -121,12 +119,16 @@ int run_check_bench(const CheckBenchOptions& o) {
   row("check the IR, store already open (read IR + load column + verdict) x" + std::to_string(o.repeat), whole);
   row("check the IR, column held in memory (as the service) x" + std::to_string(o.repeat), cached);
   row("  of which: read the IR with LLVM x" + std::to_string(o.repeat), scan);
+  row("read the IR with LLVM in an isolated child (as check and serve do) x" + std::to_string(o.repeat), isolated);
   row("  of which: load the column from SQLite x" + std::to_string(o.repeat), load);
   row("open the store and bring it up to date with data/ (every command) x" + std::to_string(process_repeat), open);
   row("whole `archdb check` process x" + std::to_string(process_repeat), process);
   if (!o.compare_archdb.empty())
     row("whole `archdb check` process of " + o.compare_archdb + " x" + std::to_string(process_repeat),
         summarize(compare_ms));
+  std::printf("isolation: reading the IR in a child costs %.3f ms more than in process (median %.3f vs %.3f ms, x%.2f)\n",
+              isolated.median_ms - scan.median_ms, isolated.median_ms, scan.median_ms,
+              scan.median_ms > 0 ? isolated.median_ms / scan.median_ms : 0.0);
   std::printf("target: <= 20 ms to check one kernel's IR against the database: in process %s (%.3f ms); "
               "whole process %s (%.3f ms)\n",
               whole.median_ms <= 20.0 ? "met" : "NOT met", whole.median_ms,

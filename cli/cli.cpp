@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "db/column.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 

@@ -4,7 +4,7 @@
 #include "bench/bench.h"
 #include "bench/check_bench.h"
 #include "cli/commands.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 
 namespace archdb::cli {

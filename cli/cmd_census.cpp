@@ -14,7 +14,7 @@
 #include "cli/table.h"
 #include "db/census.h"
 #include "probe/census.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 

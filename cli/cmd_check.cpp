@@ -6,7 +6,7 @@
 #include <set>
 
 #include "checker/checker.h"
-#include "checker/ir_uses.h"
+#include "checker/ir_reader.h"
 #include "checker/manifest.h"
 #include "cli/commands.h"
 #include "cli/on_demand.h"
@@ -77,7 +77,8 @@ int check(const Context& ctx, const CheckArgs& args) {
   std::optional<KernelManifest> manifest;
   if (!args.manifest.empty()) manifest = load_manifest(args.manifest);
   std::optional<IrUses> uses;
-  if (!args.ir.empty()) uses = scan_ir_file(args.ir);
+  // Read in a child: hostile or damaged IR that crashes LLVM is an exit 3 naming the file, not our crash.
+  if (!args.ir.empty()) uses = IsolatedIrReader().read_file(args.ir);
 
   CheckRequest request;
   request.flavor = flavor;
@@ -167,7 +168,8 @@ void add_check(CLI::App& app, Context& context, int& exit_code) {
       "check",
       "may a kernel be built for a target? Checks catalog keys, kernel IR (.ll/.bc) or a kernel manifest against the "
       "measured column of a flavor. Exit 0 cleared, 1 refused (or manifest drift), 2 unvalidated, 3 error");
-  cmd->add_option("--target", args->targets, "the GPU target (repeatable)")->required();
+  // One value per --target, so that a positional IR file after it is not taken for a target.
+  cmd->add_option("--target", args->targets, "the GPU target (repeatable)")->required()->allow_extra_args(false);
   cmd->add_option("--flavor", args->flavor, "the flavor of the compiler that will build (llvm22)");
   cmd->add_option("--compiler", args->compiler, "derive the flavor from this compiler's --version (its LLVM major)");
   cmd->add_option("--keys", args->keys, "catalog keys, comma-separated");

@@ -14,7 +14,7 @@
 #include "db/crosscheck.h"
 #include "probe/census.h"
 #include "probe/probe.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"

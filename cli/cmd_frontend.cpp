@@ -18,7 +18,7 @@
 #include "db/frontend.h"
 #include "probe/census.h"
 #include "probe/frontend.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"

@@ -4,7 +4,7 @@
 
 #include "cli/commands.h"
 #include "probe/resolve.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 
 namespace archdb::cli {

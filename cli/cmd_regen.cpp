@@ -12,7 +12,7 @@
 #include "cli/table.h"
 #include "db/column_files.h"
 #include "probe/probe.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 

@@ -1,8 +1,9 @@
 // cli/cmd_serve.cpp — `archdb serve`: the checker and the columns as a read-only HTTP service (JSON API under
-// /v1, the matrix page at /). The database must exist; it is brought up to date with data/ once, at start.
+// /v1, the matrix page at /). The database is made from data/ where it is missing, and brought up to date
+// with data/ once, at start, as every command does.
 #include <filesystem>
 
-#include "checker/service/server.h"
+#include "service/server.h"
 #include "cli/commands.h"
 #include "support/error.h"
 
@@ -22,18 +23,10 @@ std::string default_web_dir() {
     std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "archdb" / "web";
     if (std::filesystem::is_regular_file(installed / "index.html", ec)) return installed.string();
   }
-  return std::string(ARCHDB_SOURCE_DIR) + "/checker/service/web";
+  return std::string(ARCHDB_SOURCE_DIR) + "/service/web";
 }
 
 int serve(const Context& ctx, ServeArgs args) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(ctx.db, ec))
-    throw input_error(ctx.db + ": no such database (give --db PATH, or create it from data/ with any other archdb "
-                               "command, e.g. `archdb coverage`)");
-  // SQLite would take an empty file for a new database and fill it: serve never makes one.
-  if (std::filesystem::file_size(ctx.db, ec) == 0 && !ec)
-    throw input_error(ctx.db + ": an empty file, not an archdb database (remove it, or create the database from "
-                               "data/ with any other archdb command, e.g. `archdb coverage`)");
   if (args.options.web_dir.empty()) args.options.web_dir = default_web_dir();
   args.options.limits.cache_bytes = args.cache_mb << 20;
   auto schema = std::make_shared<service::Schema>();
@@ -55,7 +48,11 @@ void add_serve(CLI::App& app, Context& context, int& exit_code) {
   cmd->add_option("--port", o.port, "the TCP port; 0 picks a free one (the first line printed names it)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  cmd->add_option("--web", o.web_dir, "the page's folder (default: share/archdb/web beside an installed archdb, else checker/service/web of this checkout)");
+  cmd->add_option("--allow-host", o.allow_hosts,
+                 "a host name (NAME, no port) clients may reach this service by, besides IP addresses, localhost and "
+                 "--host; repeatable. Requests naming any other host are refused (403): a DNS name rebound to this "
+                 "machine cannot reach the API");
+  cmd->add_option("--web", o.web_dir, "the page's folder (default: share/archdb/web beside an installed archdb, else service/web of this checkout)");
   cmd->add_option("--threads", o.limits.threads, "workers, which serve requests once they have arrived whole (default: 16 per CPU this process may use)");
   cmd->add_option("--cache-mb", args->cache_mb, "MiB of rendered answers kept until the database changes (0: none, "
                                          "every answer is rendered afresh)")

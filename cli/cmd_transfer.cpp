@@ -5,7 +5,7 @@
 #include "cli/commands.h"
 #include "db/column_files.h"
 #include "db/rocke.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 

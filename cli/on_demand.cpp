@@ -4,7 +4,7 @@
 #include "db/census.h"
 #include "probe/census.h"
 #include "probe/probe.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 
 namespace archdb::cli {
 

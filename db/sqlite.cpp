@@ -25,20 +25,21 @@ Error database_error(sqlite3* db, int rc, const std::string& message) {
   return internal_error(database_file(db) + ": " + message);
 }
 
-nlohmann::json stored_json(sqlite3* db, const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+namespace {
+template <typename Json>
+Json parse_stored(sqlite3* db, const std::string& text) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded())
     throw input_error(database_file(db) + ": the database holds damaged JSON (" +
                       (text.size() > 40 ? text.substr(0, 40) + "..." : text) + ")");
   return j;
 }
+}  // namespace
+
+nlohmann::json stored_json(sqlite3* db, const std::string& text) { return parse_stored<nlohmann::json>(db, text); }
 
 nlohmann::ordered_json stored_ordered_json(sqlite3* db, const std::string& text) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded())
-    throw input_error(database_file(db) + ": the database holds damaged JSON (" +
-                      (text.size() > 40 ? text.substr(0, 40) + "..." : text) + ")");
-  return j;
+  return parse_stored<nlohmann::ordered_json>(db, text);
 }
 
 std::vector<std::string> stored_string_list(sqlite3* db, const std::string& text) {

@@ -345,14 +345,11 @@ void sync_store_from_data(Store& store, const fs::path& data_root, const std::st
 }
 
 SyncLock::SyncLock(const fs::path& database) {
-  fd_ = ::open((database.string() + ".sync-lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) return;
-  while (::flock(fd_, LOCK_EX) != 0 && errno == EINTR) {
+  try {
+    lock_.emplace(database.string() + ".sync-lock");
+  } catch (const Error&) {
+    // A read-only folder: the sync goes on without the lock.
   }
-}
-
-SyncLock::~SyncLock() {
-  if (fd_ >= 0) ::close(fd_);  // releases the lock
 }
 
 }  // namespace archdb

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "db/column.h"
+#include "support/file_lock.h"
 
 struct sqlite3;
 
@@ -102,12 +103,9 @@ void sync_store_from_data(Store& store, const std::filesystem::path& data_root, 
 class SyncLock {
  public:
   explicit SyncLock(const std::filesystem::path& database);
-  ~SyncLock();
-  SyncLock(const SyncLock&) = delete;
-  SyncLock& operator=(const SyncLock&) = delete;
 
  private:
-  int fd_ = -1;
+  std::optional<FileLock> lock_;  // none where the lock file cannot be made
 };
 
 }  // namespace archdb

@@ -22,8 +22,8 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "probe/llvm_compat.h"
-#include "probe/toolchain.h"
+#include "llvm/llvm_compat.h"
+#include "llvm/toolchain.h"
 
 namespace archdb {
 

@@ -8,10 +8,10 @@
 #include <map>
 #include <set>
 
-#include "probe/llvm_compat.h"
+#include "llvm/llvm_compat.h"
 #include "probe/resolve.h"
 #include "probe/synth.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/text.h"
 

@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -11,10 +10,8 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstring>
 #include <algorithm>
-#include <fstream>
 #include <optional>
 
 #include "support/error.h"
@@ -26,35 +23,6 @@ using Clock = std::chrono::steady_clock;
 
 // Grace the parent allows beyond the worker's own alarm before it kills the worker itself.
 constexpr int kWatchdogGraceS = 15;
-
-int cgroup_v2_limit() {
-  std::ifstream self("/proc/self/cgroup");
-  std::string line, path;
-  while (std::getline(self, line))
-    if (line.rfind("0::", 0) == 0) path = line.substr(3);
-  if (path.empty()) return 0;
-  int best = 0;
-  // Every level of the hierarchy may cap the quota; the tightest one applies.
-  for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
-    std::ifstream max("/sys/fs/cgroup" + p + "/cpu.max");
-    std::string quota;
-    long period = 0;
-    if (max >> quota >> period && quota != "max" && period > 0) {
-      int n = static_cast<int>(std::ceil(std::stod(quota) / static_cast<double>(period)));
-      if (n > 0 && (best == 0 || n < best)) best = n;
-    }
-    if (p.empty() || p == "/") break;
-  }
-  return best;
-}
-
-int cgroup_v1_limit() {
-  std::ifstream q("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"), p("/sys/fs/cgroup/cpu/cpu.cfs_period_us");
-  long quota = 0, period = 0;
-  if (q >> quota && p >> period && quota > 0 && period > 0)
-    return static_cast<int>(std::ceil(static_cast<double>(quota) / static_cast<double>(period)));
-  return 0;
-}
 
 // The last part of what a worker wrote to stderr (its stderr is a memfd it shares with us).
 std::string stderr_tail(int fd) {
@@ -97,16 +65,6 @@ struct WorkerPool::Worker {
   WorkerEnd end;  // last words about the current job
   bool has_last_words = false;  // `end` holds what the worker said of how it ended
 };
-
-int usable_cpus() {
-  cpu_set_t set;
-  int n = 0;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
-  if (n <= 0) n = 1;
-  for (int limit : {cgroup_v2_limit(), cgroup_v1_limit()})
-    if (limit > 0 && limit < n) n = limit;
-  return n;
-}
 
 WorkerPool::WorkerPool(int workers, std::shared_ptr<Zygote> zygote)
     : workers_(workers > 0 ? workers : 1), zygote_(std::move(zygote)) {

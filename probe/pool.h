@@ -13,12 +13,10 @@
 
 #include "probe/job.h"
 #include "probe/worker.h"
-#include "probe/zygote.h"
+#include "support/zygote.h"
+#include "support/cpus.h"
 
 namespace archdb {
-
-// CPUs this process may use: its affinity mask, capped by a cgroup CPU quota. Not the host's core count.
-int usable_cpus();
 
 class WorkerPool {
  public:

@@ -27,11 +27,11 @@
 #include "probe/assemble.h"
 #include "probe/classify.h"
 #include "probe/verdict.h"
-#include "probe/llvm_compat.h"
+#include "llvm/llvm_compat.h"
 #include "probe/pool.h"
 #include "probe/resolve.h"
 #include "probe/synth.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"
@@ -158,7 +158,7 @@ class ProbeRun {
       machines_.push_back(std::move(machine));
     }
     // Forked now, while this process holds little but the target machines the workers need.
-    auto zygote = std::make_shared<Zygote>(resources_, label_);
+    auto zygote = std::make_shared<Zygote>([this](int in_fd, int out_fd) { run_worker(in_fd, out_fd, resources_, label_); });
     pool_ = std::make_unique<WorkerPool>(workers_, zygote);
     serial_pool_ = std::make_unique<WorkerPool>(1, zygote);
     if (!known_.empty()) {

@@ -16,7 +16,7 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "probe/llvm_compat.h"
+#include "llvm/llvm_compat.h"
 
 #include <cctype>
 #include <cstring>

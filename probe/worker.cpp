@@ -31,10 +31,10 @@
 #include "probe/asm_text.h"
 #include "probe/classify.h"
 #include "probe/assemble.h"
-#include "probe/llvm_compat.h"
+#include "llvm/llvm_compat.h"
 #include "probe/resolve.h"
 #include "probe/synth.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 
 namespace archdb {
 namespace {

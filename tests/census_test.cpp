@@ -16,7 +16,7 @@
 #include "db/store.h"
 #include "probe/census.h"
 #include "probe/frontend.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "test_support.h"

@@ -332,6 +332,27 @@ TEST_F(CheckCli, ExitCodesSayClearedRefusedUnvalidatedOrError) {
             1);
 }
 
+// IR that crashes LLVM, nests without bound or is empty: exit 3 and one line naming the file, as the service's
+// 422 says it (tests/ir_reader_test.cpp has the reader itself). A positional file after --target is the IR.
+TEST_F(CheckCli, HostileOrEmptyIrIsExit3NamingTheFile) {
+  fs::path crash = test::source_dir() / "tests/fixtures/hostile/wgrad_dw_mfma_bf16.flip-7852.bc";
+  auto crashed = check({"--flavor", "llvm22", "--target", "gfx90a", crash.string()});
+  EXPECT_EQ(crashed.exit_code, 3);
+  EXPECT_EQ(crashed.err, "archdb: " + crash.string() + ": LLVM crashed reading it (signal 11, SIGSEGV)\n");
+  EXPECT_EQ(crashed.out, "");
+
+  test::write(dir / "nested.ll", "%t = type " + std::string(30000, '{') + "i32" + std::string(30000, '}') + "\n");
+  auto nested = check({"--flavor", "llvm22", "--target", "gfx90a", (dir / "nested.ll").string()});
+  EXPECT_EQ(nested.exit_code, 3);
+  EXPECT_EQ(nested.err, "archdb: " + (dir / "nested.ll").string() +
+                            ":1: the IR nests brackets more than 256 deep; refused before LLVM reads it\n");
+
+  test::write(dir / "empty.ll", "");
+  auto empty = check({"--flavor", "llvm22", "--target", "gfx90a", "--json", (dir / "empty.ll").string()});
+  EXPECT_EQ(empty.exit_code, 3);
+  EXPECT_EQ(empty.err, "archdb: " + (dir / "empty.ll").string() + ": the IR is empty\n");
+}
+
 // A parallel build's first checks create the database together: every one of them must answer.
 TEST_F(CheckCli, ConcurrentChecksOnANewDatabaseAllAnswer) {
   std::vector<test::RunResult> results(6);

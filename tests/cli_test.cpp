@@ -792,20 +792,11 @@ TEST(Cli, RecoveryLeavesTheStagingFolderOfALiveWriterAlone) {
 
 // ---- kill -9 during a regeneration ----
 
-pid_t spawn_archdb(const std::vector<std::string>& args) {
-  std::vector<std::string> argv_s = {ARCHDB_BINARY};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = -1;
-  posix_spawn_file_actions_destroy(&actions);
-  return pid;
+// Starts archdb without waiting; its output goes nowhere, its stderr to `err` if given.
+pid_t spawn_archdb(const std::vector<std::string>& args, const fs::path& err = "/dev/null") {
+  std::vector<std::string> argv = {ARCHDB_BINARY};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return spawn_child(argv, {{}, {}, ChildStream::file(err.string())});
 }
 
 // Two writers of one column at once, as two people regenerating different keys on one checkout would. This
@@ -831,23 +822,8 @@ TEST(Cli, TwoWritersOfOneColumnAtOnceLoseNoCell) {
   ASSERT_EQ(::flock(held, LOCK_EX), 0);
   ASSERT_EQ(::write(held, "4242\n", 5), 5);
 
-  auto spawn = [&](const std::vector<std::string>& args, const fs::path& err) {
-    std::vector<std::string> argv_s = {ARCHDB_BINARY};
-    for (const auto& a : ws.args(args)) argv_s.push_back(a);
-    std::vector<char*> argv;
-    for (auto& a : argv_s) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid = -1;
-    posix_spawn_file_actions_destroy(&actions);
-    return pid;
-  };
-  pid_t one = spawn({"regen", "--flavor", flavor(), "--keys", "made.up"}, ws.dir / "one.err");
-  pid_t two = spawn({"regen", "--flavor", flavor(), "--keys", "mfma.f32.4x4x4bf16.1k"}, ws.dir / "two.err");
+  pid_t one = spawn_archdb(ws.args({"regen", "--flavor", flavor(), "--keys", "made.up"}), ws.dir / "one.err");
+  pid_t two = spawn_archdb(ws.args({"regen", "--flavor", flavor(), "--keys", "mfma.f32.4x4x4bf16.1k"}), ws.dir / "two.err");
   ASSERT_GT(one, 0);
   ASSERT_GT(two, 0);
   const std::string waiting = "is being written by another archdb (pid 4242); waiting for it";

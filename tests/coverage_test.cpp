@@ -5,7 +5,7 @@
 
 #include "db/column_files.h"
 #include "db/coverage.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "test_support.h"
 
 namespace archdb {

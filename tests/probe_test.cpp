@@ -7,7 +7,7 @@
 #include "probe/asm_text.h"
 #include "probe/assemble.h"
 #include "probe/probe.h"
-#include "probe/toolchain.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 
 namespace archdb {

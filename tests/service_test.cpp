@@ -52,21 +52,11 @@ class ServerProcess {
   ServerProcess(const fs::path& db, std::vector<std::string> extra = {}) {
     std::vector<std::string> args = {ARCHDB_BINARY, "--db", db.string(), "serve", "--port", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
     int out[2];
     if (::pipe(out) != 0) throw std::runtime_error("pipe");
     err_path_ = io_ / "stderr";
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-    posix_spawn_file_actions_addclose(&actions, out[0]);
-    posix_spawn_file_actions_addclose(&actions, out[1]);
-    posix_spawn_file_actions_addopen(&actions, 2, err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0)
-      throw std::runtime_error("cannot start archdb serve");
-    posix_spawn_file_actions_destroy(&actions);
+    ::fcntl(out[0], F_SETFD, FD_CLOEXEC);
+    pid_ = spawn_child(args, {{}, ChildStream::descriptor(out[1]), ChildStream::file(err_path_.string())});
     ::close(out[1]);
     out_ = out[0];
     std::string line;
@@ -95,11 +85,9 @@ class ServerProcess {
     return wait();
   }
   int wait() {
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    int code = wait_child(pid_);
     pid_ = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return code;
   }
   std::string err() const { return test::read(err_path_); }
   httplib::Client client() const {
@@ -419,6 +407,105 @@ TEST_F(Service, CheckKeysIntrinsicsAndIr) {
   expect_serving(*server_);
 }
 
+// IR that took the service down when it was read in the server's own process (issue 16): each is now a 422
+// naming what LLVM did, the server keeps serving, and the next check is answered normally.
+TEST_F(Service, HostileIrIsAnAnswerAndTheServerKeepsServing) {
+  auto c = server_->client();
+  auto repeat = [](const std::string& s, size_t n) {
+    std::string out;
+    for (size_t i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  const std::string query = "/v1/check?flavor=llvm22&target=gfx90a";
+  const std::string nested = "%t = type " + repeat("{", 30000) + "i32" + repeat("}", 30000) + "\n";
+  expect_error(c.Post(query, nested, "text/plain"), 422, "request.ll:1: the IR nests brackets more than 256 deep");
+  expect_serving(*server_);
+  expect_error(c.Post(query, repeat("[1 x ", 20000), "text/plain"), 422, "nests brackets more than 256 deep");
+  for (const char* file : {"wgrad_dw_mfma_bf16.flip-7852.bc", "wgrad_dw_mfma_bf16.flip-4637.bc"}) {
+    std::string bitcode = test::read(test::source_dir() / "tests/fixtures/hostile" / file);
+    expect_error(c.Post(query, bitcode, "application/octet-stream"), 422, "request.ll: LLVM crashed reading it (signal ");
+    expect_serving(*server_);
+  }
+  std::string vast = test::read(test::source_dir() / "tests/fixtures/hostile/wgrad_dw_mfma_bf16.flip-403.bc");
+  expect_error(c.Post(query, vast, "application/octet-stream"), 422, "needed more memory than the limit");
+  // Empty IR: the same answer as `archdb check` gives (exit 3, "FILE: the IR is empty").
+  expect_error(c.Post("/v1/check", json{{"flavor", "llvm22"}, {"target", "gfx90a"}, {"ir", ""}}.dump(), "application/json"),
+               422, "request.ll: the IR is empty");
+  expect_error(c.Post(query, "\n \n", "text/plain"), 422, "request.ll: the IR is empty (only whitespace)");
+  const std::string ir =
+      "declare void @llvm.amdgcn.s.barrier()\n"
+      "define amdgpu_kernel void @wgrad() {\n  call void @llvm.amdgcn.s.barrier()\n  ret void\n}\n";
+  auto after = c.Post(query, ir, "text/plain");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200) << after->body;
+  EXPECT_EQ(body_of(after)["verdict"], "cleared");
+}
+
+// Only the service's own origin: a page elsewhere cannot post to it (text/plain bodies need no preflight), and
+// a DNS name rebound to 127.0.0.1 cannot read it. Clients that are no browser (no Origin) are served.
+TEST_F(Service, OnlyItsOwnOriginIsAnswered) {
+  const std::string self = "127.0.0.1:" + std::to_string(server_->port());
+  const std::string ir = "define amdgpu_kernel void @k() {\n  ret void\n}\n";
+  auto send = [&](const std::string& method, const std::string& target, const httplib::Headers& headers) {
+    auto c = server_->client();
+    if (method == "GET") return c.Get(target, headers);
+    if (method == "OPTIONS") return c.Options(target, headers);
+    return c.Post(target, headers, ir, "text/plain");
+  };
+  const std::string check = "/v1/check?flavor=llvm22&target=gfx90a";
+  // The page's own requests, and tools without Origin.
+  for (const httplib::Headers& own : std::vector<httplib::Headers>{
+           {},
+           {{"Origin", "http://" + self}, {"Sec-Fetch-Site", "same-origin"}},
+           {{"Host", "localhost:" + std::to_string(server_->port())}, {"Origin", "http://localhost:" + std::to_string(server_->port())}},
+           {{"Host", "[::1]:8787"}},
+           {{"Sec-Fetch-Site", "none"}}}) {
+    auto r = send("POST", check, own);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  struct Case {
+    std::string method, target;
+    httplib::Headers headers;
+    std::string message;
+  };
+  const std::vector<Case> foreign = {
+      {"POST", check, {{"Origin", "http://evil.example"}}, "another origin (Origin: http://evil.example)"},
+      {"POST", check, {{"Origin", "null"}}, "another origin (Origin: null)"},
+      {"POST", check, {{"Origin", "http://127.0.0.1:1"}}, "another origin"},
+      {"OPTIONS", check, {{"Origin", "http://evil.example"}, {"Access-Control-Request-Method", "POST"}}, "another origin"},
+      {"GET", "/v1/flavors", {{"Origin", "https://evil.example"}}, "another origin"},
+      {"POST", check, {{"Sec-Fetch-Site", "cross-site"}}, "Sec-Fetch-Site: cross-site"},
+      {"GET", "/v1/flavors", {{"Sec-Fetch-Site", "same-site"}, {"Sec-Fetch-Mode", "no-cors"}}, "Sec-Fetch-Site: same-site"},
+      {"GET", "/v1/flavors", {{"Host", "rebound.evil.example:" + std::to_string(server_->port())}},
+       "Host 'rebound.evil.example:"},
+      {"POST", check, {{"Host", "rebound.evil.example"}}, "is not a name of this service"},
+  };
+  for (const Case& c : foreign) {
+    SCOPED_TRACE(c.method + " " + c.target);
+    auto r = send(c.method, c.target, c.headers);
+    expect_error(r, 403, c.message);
+    EXPECT_EQ(r->get_header_value("Access-Control-Allow-Origin"), "");
+  }
+  // A link from another site still opens the page (a navigation), and its own requests are then same-origin.
+  auto page = send("GET", "/", {{"Sec-Fetch-Site", "cross-site"}, {"Sec-Fetch-Mode", "navigate"}});
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  expect_serving(*server_);
+}
+
+// --allow-host adds a name (a team's DNS name for the machine) to the ones Host may carry.
+TEST(ServiceOrigin, AllowHostAddsANameAndOnlyThat) {
+  test::TempDir dir;
+  ServerProcess server(make_database(dir), {"--allow-host", "archdb.team.example"});
+  auto c = server.client();
+  auto named = c.Get("/v1/flavors", {{"Host", "ARCHDB.team.example:8787"}});
+  ASSERT_TRUE(named);
+  EXPECT_EQ(named->status, 200) << named->body;
+  expect_error(c.Get("/v1/flavors", {{"Host", "other.team.example:8787"}}), 403, "Host 'other.team.example:8787'");
+  EXPECT_EQ(server.stop(), 0) << server.err();
+}
+
 TEST_F(Service, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
   auto c = server_->client();
   expect_error(c.Get("/v1/nothing/here"), 404, "no such endpoint");
@@ -443,8 +530,8 @@ TEST_F(Service, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
   expect_error(c.Get("/index.html.bak"), 404, "no such file");
 
   // Malformed HTTP, a URI over the limit: JSON too, and the connection ends.
-  for (std::string request : {"GET /v1/status\r\nHost: x\r\n\r\n", "GET /v1/status HTTP/7.0\r\nHost: x\r\n\r\n",
-                              "GET /v1/status HTTP/1.1\nHost: x\n\n"}) {
+  for (std::string request : {"GET /v1/status\r\nHost: 127.0.0.1\r\n\r\n", "GET /v1/status HTTP/7.0\r\nHost: 127.0.0.1\r\n\r\n",
+                              "GET /v1/status HTTP/1.1\nHost: 127.0.0.1\n\n"}) {
     RawConnection raw(server_->port());
     raw.send(request);
     bool closed = false;
@@ -456,7 +543,7 @@ TEST_F(Service, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
   }
   {
     RawConnection raw(server_->port());
-    raw.send("GET /v1/" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n");
+    raw.send("GET /v1/" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
     std::string response = raw.read_all(std::chrono::seconds(5));
     EXPECT_EQ(response.rfind("HTTP/1.1 414", 0), 0u) << response.substr(0, 200);
   }
@@ -532,7 +619,7 @@ TEST_F(Service, SlowClientsAreCutOffWhileOthersAreServed) {
 }
 
 TEST_F(Service, ChunkedBodiesAreHeldToTheBodyLimit) {
-  const std::string head = "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+  const std::string head = "POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                            "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
   // Within the limit, a chunked body is a body like another.
   std::string small = R"({"flavor": "llvm22", "target": "gfx1201", "keys": ["mfma.f32.4x4x4bf16.1k"]})";
@@ -565,7 +652,7 @@ TEST_F(Service, FramingAndHeadErrorsAreAnsweredAtOnce) {
     int status;
     std::string message;
   };
-  const std::string post = "POST /v1/check HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+  const std::string post = "POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n";
   std::string many_headers;
   for (int i = 0; i < 200; ++i) many_headers += "X-Filler-" + std::to_string(i) + ": " + std::string(1000, 'h') + "\r\n";
   const std::vector<Case> cases = {
@@ -575,13 +662,13 @@ TEST_F(Service, FramingAndHeadErrorsAreAnsweredAtOnce) {
       {post + "Content-Length: 2\r\nContent-Length: 2\r\n\r\n{}", 400, "Content-Length given more than once"},
       {post + "Transfer-Encoding: gzip\r\n\r\n", 501, "Transfer-Encoding 'gzip' is not supported"},
       {post + "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}", 400, "both Content-Length and Transfer-Encoding"},
-      {"GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n", 431,
+      {"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n", 431,
        "request header fields too large"},
-      {"GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(200000, 'a') + "\r\n\r\n", 431,
+      {"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + std::string(200000, 'a') + "\r\n\r\n", 431,
        "request header fields too large"},
-      {"GET /v1/status HTTP/1.1\r\nHost: x\r\n" + many_headers + "\r\n", 431, "16384 bytes in all"},
-      {"FOO /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", 501, "method 'FOO' is not implemented"},
-      {"BREW /v1/status HTTP/1.1\r\nHost: x\r\n\r\n", 501, "method 'BREW' is not implemented"},
+      {"GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n" + many_headers + "\r\n", 431, "16384 bytes in all"},
+      {"FOO /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 501, "method 'FOO' is not implemented"},
+      {"BREW /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 501, "method 'BREW' is not implemented"},
   };
   for (const Case& c : cases) {
     bool closed = false;
@@ -595,7 +682,7 @@ TEST_F(Service, FramingAndHeadErrorsAreAnsweredAtOnce) {
   }
   // A method the HTTP parser knows but no endpoint takes: 405, with the methods that apply.
   RawConnection raw(server_->port());
-  raw.send("TRACE /v1/status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  raw.send("TRACE /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
   std::string response = raw.read_all(std::chrono::seconds(2));
   EXPECT_EQ(response.rfind("HTTP/1.1 405", 0), 0u) << response;
   EXPECT_NE(response.find("\r\nAllow: GET, HEAD\r\n"), std::string::npos) << response;
@@ -916,27 +1003,13 @@ TEST(ServiceLifecycle, SigtermFinishesTheRequestInFlightAndExitsZero) {
   EXPECT_NE(server.err().find("stopped"), std::string::npos) << server.err();
 }
 
-TEST(ServiceLifecycle, AMissingOrCorruptDatabaseIsAClearError) {
+TEST(ServiceLifecycle, ACorruptDatabaseIsAClearError) {
   test::TempDir dir;
-  auto missing = test::run_archdb({"--db", (dir / "none.sqlite").string(), "serve", "--port", "0"});
-  EXPECT_EQ(missing.exit_code, 3);
-  EXPECT_NE(missing.err.find("no such database"), std::string::npos) << missing.err;
-  EXPECT_EQ(missing.out.find("listening"), std::string::npos);
-  EXPECT_FALSE(fs::exists(dir / "none.sqlite")) << "serve never creates a database";
-
   test::write(dir / "corrupt.sqlite", "SQLite format 3" + std::string(4096, '\x7f'));
   auto corrupt = test::run_archdb({"--db", (dir / "corrupt.sqlite").string(), "serve", "--port", "0"});
   EXPECT_EQ(corrupt.exit_code, 3) << corrupt.err;
   EXPECT_NE(corrupt.err.find("corrupt.sqlite"), std::string::npos) << corrupt.err;
   EXPECT_EQ(corrupt.out.find("listening"), std::string::npos);
-
-  // An empty file is no database: refused, and left as it was (SQLite would make it one).
-  test::write(dir / "empty.sqlite", "");
-  auto empty = test::run_archdb({"--db", (dir / "empty.sqlite").string(), "serve", "--port", "0"});
-  EXPECT_EQ(empty.exit_code, 3) << empty.err;
-  EXPECT_NE(empty.err.find("empty.sqlite: an empty file, not an archdb database"), std::string::npos) << empty.err;
-  EXPECT_EQ(empty.out.find("listening"), std::string::npos);
-  EXPECT_EQ(fs::file_size(dir / "empty.sqlite"), 0u);
 
   auto no_web = test::run_archdb({"--db", make_database(dir).string(), "serve", "--port", "0", "--web", dir.path().string()});
   EXPECT_EQ(no_web.exit_code, 2);
@@ -944,6 +1017,16 @@ TEST(ServiceLifecycle, AMissingOrCorruptDatabaseIsAClearError) {
 }
 
 // A database cut short (a disk that filled, a copy interrupted): exit 3 and one line naming the file.
+// serve makes a missing database from data/, as every other command does, and answers from it.
+TEST(ServiceLifecycle, AMissingDatabaseIsMadeFromData) {
+  test::TempDir dir;
+  fs::path db = dir / "new.sqlite";
+  ServerProcess server(db);
+  EXPECT_TRUE(fs::is_regular_file(db));
+  expect_serving(server);
+  EXPECT_EQ(server.stop(), 0) << server.err();
+}
+
 TEST(ServiceLifecycle, ATruncatedDatabaseIsAClearErrorAtStartUp) {
   test::TempDir dir;
   fs::path db = make_database(dir);

@@ -2,7 +2,6 @@
 #include "test_support.h"
 
 #include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,23 +51,8 @@ RunResult run_archdb(const std::vector<std::string>& args) {
 RunResult run_command(const std::vector<std::string>& command) {
   TempDir io;
   fs::path out = io / "out", err = io / "err";
-  std::vector<std::string> argv_s = command;
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) != 0)
-    throw std::runtime_error("cannot run " + argv_s[0]);
-  posix_spawn_file_actions_destroy(&actions);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-  }
   RunResult r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.exit_code = run_child(command, {{}, ChildStream::file(out.string()), ChildStream::file(err.string())});
   r.out = read(out);
   r.err = read(err);
   return r;

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "support/spawn.h"
+
 namespace archdb::test {
 
 // A fresh folder under the system temporary directory, removed with the object.

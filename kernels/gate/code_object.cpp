@@ -14,8 +14,8 @@
 #include <llvm/Object/ELFObjectFile.h>
 #include <llvm/Support/MemoryBuffer.h>
 
-#include "probe/llvm_compat.h"
-#include "probe/toolchain.h"
+#include "llvm/llvm_compat.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 

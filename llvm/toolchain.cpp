@@ -1,5 +1,5 @@
-// probe/toolchain.cpp — identity and set-up of the linked LLVM (see toolchain.h).
-#include "probe/toolchain.h"
+// llvm/toolchain.cpp — identity and set-up of the linked LLVM (see toolchain.h).
+#include "llvm/toolchain.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "probe/llvm_compat.h"
+#include "llvm/llvm_compat.h"
 #include "support/error.h"
 
 extern "C" {

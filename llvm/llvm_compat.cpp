@@ -1,6 +1,6 @@
-// probe/llvm_compat.cpp — the parts of llvm_compat.h with a body: reading LLVM's intrinsic type table, whose
+// llvm/llvm_compat.cpp — the parts of llvm_compat.h with a body: reading LLVM's intrinsic type table, whose
 // layout is one of three (LLVM 19; 20 to 22; 23 and later).
-#include "probe/llvm_compat.h"
+#include "llvm/llvm_compat.h"
 
 namespace archdb::compat {
 

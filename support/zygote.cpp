@@ -1,6 +1,6 @@
-// probe/zygote.cpp — forking workers from a process that stays small (see zygote.h). Requests and replies
-// travel over a SOCK_SEQPACKET socket pair, a worker's three descriptors with its spawn request.
-#include "probe/zygote.h"
+// support/zygote.cpp — forking children from a process that stays small (see zygote.h). Requests and replies
+// travel over a SOCK_SEQPACKET socket pair, a child's three descriptors with its spawn request.
+#include "support/zygote.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -76,26 +76,26 @@ ssize_t receive_message(int socket, void* data, size_t size, int* fds, int& nfds
   return n;
 }
 
-[[noreturn]] void become_worker(int jobs_fd, int reports_fd, int stderr_fd, pid_t zygote,
-                                const std::map<std::string, TargetResources>& resources, const std::string& label) {
+[[noreturn]] void become_child(int in_fd, int out_fd, int stderr_fd, pid_t zygote, const Zygote::Body& body) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != zygote) ::_exit(1);
-  ::dup2(jobs_fd, 0);
+  ::dup2(in_fd, 0);
   ::dup2(stderr_fd, 2);
   int devnull = ::open("/dev/null", O_WRONLY);
   ::dup2(devnull, 1);
-  int out = ::dup(reports_fd);
-  // Nothing but its own pipes stays open in a worker, or other workers' ends would never be seen.
+  int out = ::dup(out_fd);
+  // Nothing but its own pipes stays open in a child, or other children's ends would never be seen.
   if (out > 3) ::close_range(3, static_cast<unsigned>(out - 1), 0);
   ::close_range(static_cast<unsigned>(out + 1), ~0U, 0);
-  run_worker(0, out, resources, label);
+  body(0, out);
+  std::fflush(nullptr);
+  ::_exit(0);
 }
 
-[[noreturn]] void serve(int socket, pid_t parent, const std::map<std::string, TargetResources>& resources,
-                        const std::string& label) {
+[[noreturn]] void serve(int socket, pid_t parent, const Zygote::Body& body) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(1);
-  ::signal(SIGCHLD, SIG_DFL);  // workers stay to be reaped on request
+  ::signal(SIGCHLD, SIG_DFL);  // children stay to be reaped on request
   const pid_t self = ::getpid();
   for (;;) {
     Request request;
@@ -107,7 +107,7 @@ ssize_t receive_message(int socket, void* data, size_t size, int* fds, int& nfds
       pid_t pid = ::fork();
       if (pid == 0) {
         ::close(socket);
-        become_worker(fds[0], fds[1], fds[2], self, resources, label);
+        become_child(fds[0], fds[1], fds[2], self, body);
       }
       reply.value = pid;
       reply.error = pid < 0 ? errno : 0;
@@ -128,7 +128,7 @@ ssize_t receive_message(int socket, void* data, size_t size, int* fds, int& nfds
 
 }  // namespace
 
-Zygote::Zygote(const std::map<std::string, TargetResources>& resources, const std::string& flavor_label) {
+Zygote::Zygote(Body body) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) != 0)
     throw internal_error(std::string("socketpair: ") + std::strerror(errno));
@@ -144,7 +144,7 @@ Zygote::Zygote(const std::map<std::string, TargetResources>& resources, const st
       ::close(pair[1]);
     }
     ::close_range(4, ~0U, 0);
-    serve(3, parent, resources, flavor_label);
+    serve(3, parent, body);
   }
   ::close(pair[1]);
   pid_ = pid;
@@ -158,28 +158,30 @@ Zygote::~Zygote() {
   }
 }
 
-pid_t Zygote::spawn(int jobs_fd, int reports_fd, int stderr_fd) {
+pid_t Zygote::spawn(int in_fd, int out_fd, int stderr_fd) {
+  std::lock_guard<std::mutex> hold(mutex_);
   Request request;
   request.op = 's';
-  int fds[3] = {jobs_fd, reports_fd, stderr_fd};
+  int fds[3] = {in_fd, out_fd, stderr_fd};
   Reply reply;
   int none[3], nfds = 0;
   if (!send_message(socket_, &request, sizeof request, fds, 3) ||
       receive_message(socket_, &reply, sizeof reply, none, nfds) != static_cast<ssize_t>(sizeof reply))
-    throw internal_error("the worker zygote is gone");
+    throw internal_error("the zygote is gone");
   if (reply.error != 0) throw internal_error(std::string("fork: ") + std::strerror(reply.error));
   return static_cast<pid_t>(reply.value);
 }
 
-int Zygote::reap(pid_t worker) {
+int Zygote::reap(pid_t child) {
+  std::lock_guard<std::mutex> hold(mutex_);
   Request request;
   request.op = 'r';
-  request.pid = worker;
+  request.pid = child;
   Reply reply;
   int none[3], nfds = 0;
   if (!send_message(socket_, &request, sizeof request, nullptr, 0) ||
       receive_message(socket_, &reply, sizeof reply, none, nfds) != static_cast<ssize_t>(sizeof reply))
-    throw internal_error("the worker zygote is gone");
+    throw internal_error("the zygote is gone");
   if (reply.error != 0) throw internal_error(std::string("waitpid: ") + std::strerror(reply.error));
   return static_cast<int>(reply.value);
 }

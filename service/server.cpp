@@ -1,4 +1,4 @@
-// checker/service/server.cpp — the HTTP side of `archdb serve` (see server.h).
+// service/server.cpp — the HTTP side of `archdb serve` (see server.h).
 //
 // cpp-httplib parses requests and writes responses; the connections around them are ours, for what the
 // library does not do. httplib's accept loop hands each new socket to the reception (reception.h), where it
@@ -13,7 +13,7 @@
 // That is written against cpp-httplib 0.11 (Debian bookworm, what archdb builds with). A newer cpp-httplib
 // (Debian sid's, in the roots tools/provision-flavor builds the probe in, which leave the service out)
 // changed those internals: there the library's own connection handling is used, with the same timeouts.
-#include "checker/service/server.h"
+#include "service/server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -42,8 +42,9 @@
 #include <thread>
 #include <vector>
 
-#include "checker/service/reception.h"
-#include "checker/service/render.h"
+#include "service/reception.h"
+#include "service/render.h"
+#include "support/cpus.h"
 #include "support/error.h"
 
 // cpp-httplib 0.11 has no CPPHTTPLIB_VERSION_NUM; the versions that define it changed the internals used here.
@@ -496,6 +497,10 @@ Request to_request(const httplib::Request& req, std::string body) {
   r.content_type = req.get_header_value("Content-Type");
   r.body = std::move(body);
   r.if_none_match = req.get_header_value("If-None-Match");
+  r.host = req.get_header_value("Host");
+  r.origin = req.get_header_value("Origin");
+  r.sec_fetch_site = req.get_header_value("Sec-Fetch-Site");
+  r.sec_fetch_mode = req.get_header_value("Sec-Fetch-Mode");
   return r;
 }
 
@@ -520,13 +525,18 @@ int serve(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, co
   ::signal(SIGPIPE, SIG_IGN);
   raise_descriptor_limit();
 
+  // Its zygote is forked now, while this process has one thread (see checker/ir_reader.h).
+  IsolatedIrReader ir_reader;
   const Limits limits = options.limits;
   const Store& store_ref = *store;
   SnapshotSource source(std::move(store), schema);
-  Api api(source, schema, store_ref, limits, options.web_dir);
+  OriginPolicy origin_policy;
+  origin_policy.host_names = options.allow_hosts;
+  origin_policy.host_names.push_back(options.host);
+  Api api(source, schema, store_ref, limits, options.web_dir, ir_reader, origin_policy);
 
   HttpServer server(limits);
-  unsigned threads = limits.threads ? limits.threads : 16 * affinity_cpus();
+  unsigned threads = limits.threads ? limits.threads : 16 * static_cast<unsigned>(usable_cpus());
   server.new_task_queue = [&server, threads] {
     auto* pool = new WorkerPool(threads);
 #if ARCHDB_OWN_CONNECTIONS

@@ -1,4 +1,4 @@
-// checker/service/snapshot.h — what the service answers from: an immutable in-memory copy of every column
+// service/snapshot.h — what the service answers from: an immutable in-memory copy of every column
 // in the database, read in one SQLite read transaction, so a request sees each column whole — the one
 // before a concurrent `regen` or the one after, never a mix; the census cells the checker falls back on are
 // read in the same transaction. A watcher thread notices commits by other connections (PRAGMA data_version)

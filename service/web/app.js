@@ -1,4 +1,4 @@
-// checker/service/web/app.js — the matrix page: loads a flavor's matrix from /v1/matrix, draws one row per
+// service/web/app.js — the matrix page: loads a flavor's matrix from /v1/matrix, draws one row per
 // key and one column per target (grouped by family), filters rows as you type, shows a cell's evidence and
 // lowered_to on click (/v1/cells, /v1/history), and the diff of two flavors (/v1/diff). Plain browser
 // JavaScript, no build step, no third-party code. The view is kept in the URL's #fragment, so it can be

@@ -1,4 +1,4 @@
-// checker/service/render.h — the service's JSON: cells, flavors, targets, and the error body. Cell fields are
+// service/render.h — the service's JSON: cells, flavors, targets, and the error body. Cell fields are
 // the data contract's (cell_to_json), so a cell reads the same in data/, in `archdb query --json` and here.
 #pragma once
 
@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checker/service/snapshot.h"
+#include "service/snapshot.h"
 
 namespace archdb::service {
 

@@ -1,4 +1,4 @@
-// checker/service/routes.h — the service's requests and answers, independent of the HTTP library: the
+// service/routes.h — the service's requests and answers, independent of the HTTP library: the
 // versioned JSON API under /v1 and the page's static files. Every error is a JSON body with a message and
 // a 4xx/5xx status; unknown query parameters and body fields are refused by name.
 #pragma once
@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "checker/checker.h"
-#include "checker/service/snapshot.h"
+#include "checker/ir_reader.h"
+#include "service/origin.h"
+#include "service/snapshot.h"
 
 namespace archdb::service {
 
@@ -40,6 +42,11 @@ struct Request {
   std::string content_type;  // the header as sent
   std::string body;
   std::string if_none_match;
+  // Who sent it (service/origin.h): empty where the header was absent.
+  std::string host;
+  std::string origin;
+  std::string sec_fetch_site;
+  std::string sec_fetch_mode;
 };
 
 struct Reply {
@@ -58,15 +65,12 @@ struct HttpError {
   std::string allow;
 };
 
-// CPUs this process may run on (sched_getaffinity), at least 1.
-unsigned affinity_cpus();
-
 class Api {
  public:
   // `web_dir`: the page's files (index.html, app.js, style.css), read once here; throws usage_error if the
-  // folder has no index.html.
+  // folder has no index.html. IR from a request is read by `ir_reader`, in a child process.
   Api(SnapshotSource& source, std::shared_ptr<const Schema> schema, const Store& store, Limits limits,
-      const std::string& web_dir);
+      const std::string& web_dir, const IsolatedIrReader& ir_reader, OriginPolicy origin_policy = {});
 
   Reply handle(const Request& request) const;
   const Limits& limits() const { return limits_; }
@@ -91,7 +95,7 @@ class Api {
   Reply diff(const Request& r, const std::string& from, const std::string& to) const;
   Reply check(const Request& r) const;
 
-  // Reading IR runs LLVM: at most compute_slots at once.
+  // Reading IR runs LLVM (in a child): at most compute_slots at once.
   void acquire_compute() const;
   void release_compute() const;
 
@@ -99,6 +103,8 @@ class Api {
   std::shared_ptr<const Schema> schema_;
   Checker checker_;
   Limits limits_;
+  const IsolatedIrReader& ir_reader_;
+  OriginPolicy origin_policy_;
   std::map<std::string, WebFile> web_;
   // Rendered GET answers of the current snapshot, by path and query: a snapshot never changes, so an
   // answer is good until the next one (cleared when the ETag changes), within a byte budget.

@@ -1,5 +1,5 @@
-// checker/service/snapshot.cpp — see snapshot.h.
-#include "checker/service/snapshot.h"
+// service/snapshot.cpp — see snapshot.h.
+#include "service/snapshot.h"
 
 #include <sqlite3.h>
 

@@ -1,4 +1,4 @@
-// probe/toolchain.h — the LLVM this build links: its identity (provenance, and the flavor a regen may write),
+// llvm/toolchain.h — the LLVM this build links: its identity (provenance, and the flavor a regen may write),
 // AMDGPU target set-up in the manner of llc, and which processor names it knows.
 #pragma once
 

@@ -1,8 +1,6 @@
-// checker/service/routes.cpp — the /v1 API and the static page (see routes.h). Handlers read one snapshot
+// service/routes.cpp — the /v1 API and the static page (see routes.h). Handlers read one snapshot
 // each, so everything a response says comes from the same whole columns.
-#include "checker/service/routes.h"
-
-#include <sched.h>
+#include "service/routes.h"
 
 #include <algorithm>
 #include <cctype>
@@ -11,8 +9,9 @@
 #include <set>
 
 #include "checker/ir_uses.h"
-#include "checker/service/render.h"
+#include "service/render.h"
 #include "db/history.h"
+#include "support/cpus.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"
@@ -21,16 +20,6 @@ namespace archdb::service {
 
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
-
-unsigned affinity_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) {
-    int n = CPU_COUNT(&set);
-    if (n > 0) return static_cast<unsigned>(n);
-  }
-  return 1;
-}
 
 namespace {
 
@@ -271,12 +260,14 @@ std::vector<std::string> string_array(const nlohmann::json& v, const std::string
 }  // namespace
 
 Api::Api(SnapshotSource& source, std::shared_ptr<const Schema> schema, const Store& store, Limits limits,
-         const std::string& web_dir)
+         const std::string& web_dir, const IsolatedIrReader& ir_reader, OriginPolicy origin_policy)
     : source_(source),
       schema_(std::move(schema)),
       checker_(store, schema_->catalog, schema_->targets),
-      limits_(limits) {
-  compute_free_ = limits_.compute_slots ? limits_.compute_slots : affinity_cpus();
+      limits_(limits),
+      ir_reader_(ir_reader),
+      origin_policy_(std::move(origin_policy)) {
+  compute_free_ = limits_.compute_slots ? limits_.compute_slots : static_cast<unsigned>(usable_cpus());
   std::error_code ec;
   if (!fs::is_regular_file(fs::path(web_dir) / "index.html", ec))
     throw usage_error("web folder '" + web_dir + "' has no index.html (give the page's folder with --web DIR)");
@@ -309,6 +300,13 @@ void Api::release_compute() const {
 }
 
 Reply Api::handle(const Request& request) const {
+  if (auto why = foreign_request(request, origin_policy_)) {
+    Reply refused;
+    refused.status = 403;
+    refused.body = error_body(403, *why);
+    refused.cache_control = "no-store";
+    return refused;
+  }
   Reply reply;
   bool cacheable = limits_.cache_bytes > 0 && (request.method == "GET" || request.method == "HEAD") &&
                    request.path.rfind("/v1/", 0) == 0 && request.path != "/v1/status" && request.path != "/v1/";
@@ -817,7 +815,6 @@ Reply Api::check(const Request& r) const {
   request.intrinsics = in.intrinsics;
   std::vector<std::string> kernels;
   if (in.ir) {
-    if (in.ir->empty()) fail(400, "the IR is empty");
     if (in.ir->size() > limits_.max_ir)
       fail(413, "the IR is " + std::to_string(in.ir->size()) + " bytes; the limit is " + std::to_string(limits_.max_ir) +
                     " bytes");
@@ -825,7 +822,7 @@ Reply Api::check(const Request& r) const {
     IrUses uses;
     acquire_compute();
     try {
-      uses = scan_ir_buffer(*in.ir, name);
+      uses = ir_reader_.read(*in.ir, name);  // an empty, crashing or endless read is a 422 naming it
     } catch (...) {
       release_compute();
       throw;

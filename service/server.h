@@ -1,4 +1,4 @@
-// checker/service/server.h — `archdb serve`: the read-only HTTP service over the database (cpp-httplib), with
+// service/server.h — `archdb serve`: the read-only HTTP service over the database (cpp-httplib), with
 // connections held to deadlines (a slow or silent client waits in the reception, is cut off at its deadline,
 // and never holds a worker), a pool of workers sized to the process's CPUs that serve whole requests, and a
 // drain on SIGTERM/SIGINT: stop accepting, finish the requests in flight, exit 0.
@@ -6,9 +6,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
-#include "checker/service/routes.h"
-#include "checker/service/snapshot.h"
+#include "service/routes.h"
+#include "service/snapshot.h"
 #include "db/store.h"
 
 namespace archdb::service {
@@ -17,6 +18,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8787;        // 0: any free port (printed)
   std::string web_dir;    // the page's folder
+  std::vector<std::string> allow_hosts;  // names a Host header may carry besides IP literals, localhost, `host`
   Limits limits;
   bool access_log = false;  // one line per request on stderr
 };

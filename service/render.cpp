@@ -1,5 +1,5 @@
-// checker/service/render.cpp — see render.h.
-#include "checker/service/render.h"
+// service/render.cpp — see render.h.
+#include "service/render.h"
 
 #include <cctype>
 

@@ -1,5 +1,5 @@
-// checker/service/reception.cpp — see reception.h.
-#include "checker/service/reception.h"
+// service/reception.cpp — see reception.h.
+#include "service/reception.h"
 
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -12,7 +12,7 @@
 #include <cstdio>
 #include <optional>
 
-#include "checker/service/render.h"
+#include "service/render.h"
 #include "support/error.h"
 
 namespace archdb::service {

@@ -1,4 +1,4 @@
-// probe/llvm_compat.h — every difference between the LLVM versions archdb builds against (19 to 24), in one
+// llvm/llvm_compat.h — every difference between the LLVM versions archdb builds against (19 to 24), in one
 // place. Nothing else in archdb tests LLVM_VERSION_MAJOR.
 #pragma once
 

@@ -1,4 +1,4 @@
-// checker/service/reception.h — where `archdb serve`'s connections wait until they have a whole request: one
+// service/reception.h — where `archdb serve`'s connections wait until they have a whole request: one
 // thread holds every connection that is new, idle between requests, or still arriving, with poll(), and hands
 // a connection to a worker only once its request head (and a Content-Length body) is in. A client that sends
 // half a request, or trickles one, costs a socket and a buffer here, never a worker: it is answered 408 at
@@ -18,7 +18,7 @@
 #include <thread>
 #include <vector>
 
-#include "checker/service/routes.h"
+#include "service/routes.h"
 
 namespace archdb::service {
 
