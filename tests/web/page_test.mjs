@@ -2,7 +2,7 @@
 // playwright-core (installed by `tools/install-deps --web` into tests/web/node_modules). Starts the real
 // binary on a free port against a fresh database made from data/, then checks that the page loads, colours
 // a known ok and a known arch_absent cell as such, draws a non-answer differently, filters rows as you type,
-// and shows a cell's evidence and lowered_to on click.
+// shows a cell's evidence and lowered_to on click, and that a page of another origin cannot post to it.
 //
 // Run by ctest (Page.InChromium) with ARCHDB_BINARY set. ARCHDB_BROWSER_TESTS=0 turns it into a named skip
 // (exit 77); a missing Chromium, node module or binary is a failure, never a pass.
@@ -160,6 +160,34 @@ test('the diff view lists the cells that changed between two flavors, grouped', 
   assert.match(await page.locator('#diff-summary').textContent(), /^llvm22 → llvm23: \d+ of \d+ shared cells changed/);
   assert.ok((await page.locator('#diff-groups section.diff-group').count()) > 0);
   assert.ok(await page.locator('#matrix-view').isHidden());
+});
+
+test('a page of another origin cannot post to the service; the page itself can', async () => {
+  // http://localhost:PORT is another origin than http://127.0.0.1:PORT: a page there posts a text/plain body
+  // (a CORS simple request, sent without asking first) to the service, as any site a developer visits could.
+  // That page is the service's own, with its content-security policy turned off: a hostile page has none.
+  const context = await browser.newContext({ bypassCSP: true });
+  const other = await context.newPage();
+  try {
+    await other.goto(base.replace('127.0.0.1', 'localhost') + '/');
+    const ir = 'define amdgpu_kernel void @k() {\n  ret void\n}\n';
+    const target = `${base}/v1/check?flavor=llvm22&target=gfx90a`;
+    const [response] = await Promise.all([
+      other.waitForResponse((r) => r.url() === target),
+      other.evaluate(([url, body]) => fetch(url, { method: 'POST', mode: 'no-cors', body,
+                                                    headers: { 'Content-Type': 'text/plain' } }).catch(() => null),
+                     [target, ir]),
+    ]);
+    assert.equal(response.status(), 403, 'the service answered another origin\'s post');
+    // (The opaque response's body is the browser's to hide; the message is tested in Service.OnlyItsOwnOriginIsAnswered.)
+    // The same request from the service's own page is answered.
+    const own = await page.evaluate(([url, body]) => fetch(url, { method: 'POST', body,
+                                                                  headers: { 'Content-Type': 'text/plain' } })
+                                      .then(async (r) => [r.status, (await r.json()).verdict]), [target, ir]);
+    assert.deepEqual(own, [200, 'cleared']);
+  } finally {
+    await context.close();
+  }
 });
 
 test('the page raised no script errors and broke no content-security rule', () => {
