@@ -30,11 +30,11 @@ KernelManifest parse_manifest(const std::string& text, const std::string& path) 
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's (1e400)
     throw input_error(path + ": not JSON: " + e.what());
   }
   if (!j.is_object()) throw input_error(path + ": a kernel manifest must be a JSON object");
-  if (j.value("schema", "") != KernelManifest::kSchema)
+  if (!j.contains("schema") || j["schema"] != KernelManifest::kSchema)  // value("schema", "") throws on a non-string
     throw input_error(path + ": manifest 'schema' must be \"" + std::string(KernelManifest::kSchema) + "\"");
   for (const auto& [field, value] : j.items())
     if (field != "schema" && field != "kernel" && field != "source" && field != "defines" && field != "keys")

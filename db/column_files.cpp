@@ -30,7 +30,7 @@ Column parse_column(const std::string& column_json, const std::string& cells_jso
   Column column;
   try {
     column.provenance = provenance_from_json(nlohmann::json::parse(column_json));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's (1e400)
     throw input_error(cj + ": invalid JSON: " + e.what());
   } catch (const std::invalid_argument& e) {
     throw input_error(cj + ": " + e.what());
@@ -57,7 +57,7 @@ Column parse_column(const std::string& column_json, const std::string& cells_jso
     Cell cell;
     try {
       cell = cell_from_json(nlohmann::json::parse(line));
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's (1e400)
       throw input_error(where + "invalid JSON: " + e.what());
     } catch (const std::invalid_argument& e) {
       throw input_error(where + e.what());

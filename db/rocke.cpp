@@ -77,7 +77,7 @@ RockeColumn parse_rocke(const std::string& text, const std::string& label,
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's (1e400)
     throw f.fail(std::string("invalid JSON: ") + e.what());
   }
   if (!j.is_object()) throw f.fail("not a JSON object");

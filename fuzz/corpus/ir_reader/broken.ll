@@ -1,0 +1,3 @@
+define void @f() {
+  %x = add i32 1
+}

@@ -1,0 +1,20 @@
+// fuzz/fuzz_census.cpp — libFuzzer harness for the reader of data/<flavor>/census.txt: parse_census
+// (db/census.h). Seeds: an excerpt of data/llvm22/census.txt whose header figures agree with its rows.
+// Expected for bad input: archdb::Error (one line naming file and line). A finding: any other exception, a
+// crash, an ASan report, a hang (libFuzzer's -timeout) or a leak.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "db/census.h"
+#include "support/error.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  try {
+    archdb::parse_census(text, "data/llvm22/census.txt");
+  } catch (const archdb::Error&) {
+    // refused with a one-line error: the expected answer to bad input
+  }
+  return 0;
+}
