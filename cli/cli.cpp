@@ -62,6 +62,15 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
 }
 }  // namespace
 
+CLI::Validator processor_name() {
+  return CLI::Validator(
+      [](std::string& name) {
+        name = canonical_processor(name);
+        return std::string();
+      },
+      "PROCESSOR", "LLVM's processor name");
+}
+
 // The probe's workers fault in fresh memory for every compile; with huge pages that is a few faults
 // instead of thousands. glibc reads its malloc tunables only at start-up, so a measuring command starts
 // itself once more with them set (nothing is lost: nothing has happened yet).

@@ -169,7 +169,10 @@ void add_check(CLI::App& app, Context& context, int& exit_code) {
       "may a kernel be built for a target? Checks catalog keys, kernel IR (.ll/.bc) or a kernel manifest against the "
       "measured column of a flavor. Exit 0 cleared, 1 refused (or manifest drift), 2 unvalidated, 3 error");
   // One value per --target, so that a positional IR file after it is not taken for a target.
-  cmd->add_option("--target", args->targets, "the GPU target (repeatable)")->required()->allow_extra_args(false);
+  cmd->add_option("--target", args->targets, "the GPU target, as LLVM names it (an alias such as fiji is its gfx name; repeatable)")
+      ->required()
+      ->allow_extra_args(false)
+      ->transform(processor_name());
   cmd->add_option("--flavor", args->flavor, "the flavor of the compiler that will build (llvm22)");
   cmd->add_option("--compiler", args->compiler, "derive the flavor from this compiler's --version (its LLVM major)");
   cmd->add_option("--keys", args->keys, "catalog keys, comma-separated");

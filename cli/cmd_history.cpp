@@ -186,7 +186,7 @@ void add_history(CLI::App& app, Context& context, int& exit_code) {
   auto h = std::make_shared<HistoryArgs>();
   CLI::App* hist = app.add_subcommand("history", "A key across flavors: per target, the status in each column and a summary");
   hist->add_option("key", h->key, "the decl key")->required();
-  hist->add_option("--target", h->targets, "only these targets (repeatable)");
+  hist->add_option("--target", h->targets, "only these targets (repeatable; LLVM's aliases accepted)")->transform(processor_name());
   hist->add_flag("--json", h->json, "print JSON");
   hist->callback([&context, &exit_code, h] { exit_code = history(context, *h); });
 

@@ -90,7 +90,7 @@ void add_query(CLI::App& app, Context& context, int& exit_code) {
   CLI::App* sub = app.add_subcommand("query", "Show a key's cells: targets by flavors, with status, lowered_to and evidence");
   sub->add_option("key", args->key, "the decl key, e.g. mfma.f32.4x4x4bf16.1k")->required();
   sub->add_option("--flavor", args->flavors, "only these flavors (repeatable)");
-  sub->add_option("--target", args->targets, "only these targets (repeatable)");
+  sub->add_option("--target", args->targets, "only these targets (repeatable; LLVM's aliases accepted)")->transform(processor_name());
   sub->add_flag("--json", args->json, "print JSON");
   sub->callback([&context, &exit_code, args] { exit_code = query(context, *args); });
 }

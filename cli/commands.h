@@ -33,6 +33,10 @@ struct Scope {
 Scope select_scope(const Catalog& catalog, const TargetList& wired, const std::string& only,
                    const std::string& targets, const std::string& keys = "");
 
+// Every option that takes a GPU target uses this: LLVM's own spellings are accepted, an alias ("tahiti",
+// "fiji") becoming the gfx name the columns use (canonical_processor), so that output names the canonical one.
+CLI::Validator processor_name();
+
 // A peer's rocke-v1 file, validated: its arches must be wired targets or processors the linked LLVM knows.
 RockeColumn read_rocke(const Context& ctx, const std::string& text, const std::string& label);
 

@@ -13,6 +13,7 @@
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/TargetParser.h>
 
 #include "llvm/llvm_compat.h"
 #include "support/error.h"
@@ -131,5 +132,10 @@ bool knows_processor(const std::string& cpu) {
   return sti && sti->isCPUStringValid(cpu);
 }
 
+std::string canonical_processor(const std::string& name) {
+  const llvm::AMDGPU::GPUKind kind = llvm::AMDGPU::parseArchAMDGCN(name);
+  if (kind == llvm::AMDGPU::GK_NONE) return name;
+  return llvm::AMDGPU::getArchNameAMDGCN(kind).str();
+}
 
 }  // namespace archdb

@@ -38,4 +38,9 @@ const llvm::Triple& amdgpu_triple();
 // generic CPU, so a probe that skipped this check would record answers for a target LLVM never saw.
 bool knows_processor(const std::string& cpu);
 
+// The name this LLVM's processor table gives `name` (llvm::AMDGPU::parseArchAMDGCN): an alias such as "tahiti"
+// or "fiji" becomes its gfx name ("gfx600", "gfx803"), the name every column and cell uses; a canonical name,
+// or one this LLVM does not know, comes back as given (so that its error names what the user wrote).
+std::string canonical_processor(const std::string& name);
+
 }  // namespace archdb

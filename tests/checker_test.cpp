@@ -332,6 +332,20 @@ TEST_F(CheckCli, ExitCodesSayClearedRefusedUnvalidatedOrError) {
             1);
 }
 
+// LLVM's own spellings of a processor (its table's aliases) name the processor the columns call gfxN: the
+// answer is the canonical processor's, and output names it so.
+TEST_F(CheckCli, LlvmsProcessorAliasesAreAnsweredAsTheirGfxNames) {
+  auto tahiti = check({"--target", "tahiti", "--flavor", "llvm22", "--keys", "workitem.x"});
+  EXPECT_EQ(tahiti.exit_code, 0) << tahiti.err;
+  EXPECT_NE(tahiti.out.find("on gfx600 (llvm22)"), std::string::npos) << tahiti.out;
+  auto fiji = check({"--target", "fiji", "--flavor", "llvm22", "--keys", "mfma.f32.4x4x4bf16.1k", "--json"});
+  EXPECT_EQ(fiji.exit_code, 1) << fiji.out << fiji.err;  // gfx803 has no MFMA: refused, from the census
+  EXPECT_EQ(nlohmann::json::parse(fiji.out)["target"], "gfx803") << fiji.out;
+  auto unknown = check({"--target", "tahitii", "--flavor", "llvm22", "--keys", "workitem.x"});
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_EQ(unknown.err.rfind("archdb: unknown target 'tahitii'", 0), 0u) << unknown.err;
+}
+
 // IR that crashes LLVM, nests without bound or is empty: exit 3 and one line naming the file, as the service's
 // 422 says it (tests/ir_reader_test.cpp has the reader itself). A positional file after --target is the IR.
 TEST_F(CheckCli, HostileOrEmptyIrIsExit3NamingTheFile) {

@@ -409,6 +409,25 @@ TEST_F(Service, CheckKeysIntrinsicsAndIr) {
 
 // IR that took the service down when it was read in the server's own process (issue 16): each is now a 422
 // naming what LLVM did, the server keeps serving, and the next check is answered normally.
+// A target may be named as LLVM's processor table names it: an alias is answered as its gfx name, in the
+// query, the JSON body and the cell's path alike.
+TEST_F(Service, LlvmsProcessorAliasesAreAnsweredAsTheirGfxNames) {
+  auto c = server_->client();
+  json by_alias = body_of(c.Post("/v1/check", json{{"flavor", "llvm22"}, {"target", "tahiti"}, {"keys", {"workitem.x"}}}.dump(),
+                                 "application/json"));
+  EXPECT_EQ(by_alias["verdict"], "cleared") << by_alias.dump();
+  EXPECT_EQ(by_alias["results"][0]["target"], "gfx600") << by_alias.dump();
+  const std::string ir =
+      "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+      "define amdgpu_kernel void @k(ptr addrspace(1) %p) {\n  %x = call i32 @llvm.amdgcn.workitem.id.x()\n"
+      "  store i32 %x, ptr addrspace(1) %p\n  ret void\n}\n";
+  json in_query = body_of(c.Post("/v1/check?flavor=llvm22&target=fiji", ir, "text/x-llvm-ir"));
+  EXPECT_EQ(in_query["results"][0]["target"], "gfx803") << in_query.dump();
+  expect_error(c.Post("/v1/check", json{{"flavor", "llvm22"}, {"target", "tahitii"}, {"keys", {"workitem.x"}}}.dump(),
+                      "application/json"),
+               400, "unknown target 'tahitii'");
+}
+
 TEST_F(Service, HostileIrIsAnAnswerAndTheServerKeepsServing) {
   auto c = server_->client();
   auto repeat = [](const std::string& s, size_t n) {
