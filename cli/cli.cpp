@@ -116,6 +116,7 @@ int run(int argc, char** argv) {
   add_wgrad(app, context, exit_code);
   add_census(app, context, exit_code);
   add_crosscheck(app, context, exit_code);
+  add_catalog(app, context, exit_code);
 
   if (std::string word = unknown_subcommand(app, argc, argv); !word.empty()) {
     std::fprintf(stderr, "archdb: unknown subcommand '%s' (archdb --help lists them)\n", word.c_str());

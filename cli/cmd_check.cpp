@@ -92,7 +92,7 @@ int check(const Context& ctx, const CheckArgs& args) {
     request.declared_only = uses->declared_only;
     request.declarations = uses->declarations;
   } else {
-    request.keys = manifest ? manifest->keys : split_list(args.keys);
+    request.keys = manifest ? manifest->keys : catalog_keys(ctx.load_catalog(), args.keys);
     if (request.keys.empty()) throw usage_error("check: --keys names no key");
   }
 
@@ -175,7 +175,7 @@ void add_check(CLI::App& app, Context& context, int& exit_code) {
       ->transform(processor_name());
   cmd->add_option("--flavor", args->flavor, "the flavor of the compiler that will build (llvm22)");
   cmd->add_option("--compiler", args->compiler, "derive the flavor from this compiler's --version (its LLVM major)");
-  cmd->add_option("--keys", args->keys, "catalog keys, comma-separated");
+  cmd->add_option("--keys", args->keys, "catalog keys: KEY,KEY... or @FILE (one key a line)");
   cmd->add_option("--ir,ir", args->ir, "LLVM IR of the kernel (.ll text or .bc bitcode)");
   cmd->add_option("--manifest", args->manifest,
                   "a kernel manifest (JSON); with an IR file, also fails when the IR uses an intrinsic it does not list");

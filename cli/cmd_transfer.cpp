@@ -1,6 +1,8 @@
 // cli/cmd_transfer.cpp — `archdb export` and `archdb import`: columns between the database and column folders
 // (data/<flavor>/ layout).
+#include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include "cli/commands.h"
 #include "db/column_files.h"
@@ -8,6 +10,7 @@
 #include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/text.h"
 
 namespace archdb::cli {
 namespace fs = std::filesystem;
@@ -23,7 +26,39 @@ struct ExportArgs {
   std::string flavor;
   std::string out;
   std::string format = "archdb";
+  std::string keys;                  // rocke-v1: "K,K.." or "@FILE" (catalog_keys)
+  std::vector<std::string> targets;  // rocke-v1: canonical processor names
 };
+
+// Narrows a column to the keys and targets a peer's file is to hold, exactly those: a key the catalog lacks
+// or the column has no cells for, or a target the column was not measured on, is an error naming it.
+void select_for_peer(const Context& ctx, const ExportArgs& args, Column& column) {
+  if (!args.keys.empty()) {
+    std::vector<std::string> keys = catalog_keys(ctx.load_catalog(), args.keys);
+    std::set<std::string> wanted(keys.begin(), keys.end()), measured;
+    for (const auto& c : column.cells) measured.insert(c.key);
+    for (const auto& k : keys)
+      if (!measured.count(k)) throw usage_error("key '" + k + "' has no cells in " + args.flavor + " (measure it first)");
+    column.cells.erase(std::remove_if(column.cells.begin(), column.cells.end(),
+                                      [&](const Cell& c) { return !wanted.count(c.key); }),
+                       column.cells.end());
+  }
+  if (!args.targets.empty()) {
+    std::set<std::string> wanted;
+    for (const auto& t : args.targets) {
+      if (std::find(column.provenance.targets.begin(), column.provenance.targets.end(), t) ==
+          column.provenance.targets.end())
+        throw usage_error("unknown target '" + t + "' (" + args.flavor + " was measured on: " +
+                          join(column.provenance.targets, ", ") + ")");
+      if (!wanted.insert(t).second) throw usage_error("--targets names '" + t + "' twice");
+    }
+    column.cells.erase(std::remove_if(column.cells.begin(), column.cells.end(),
+                                      [&](const Cell& c) { return !wanted.count(c.target); }),
+                       column.cells.end());
+    column.provenance.targets = args.targets;
+  }
+  column.recount();
+}
 
 void check_format(const std::string& format) {
   if (format != "archdb" && format != kRockeFormat)
@@ -32,6 +67,8 @@ void check_format(const std::string& format) {
 
 int do_export(const Context& ctx, const ExportArgs& args) {
   check_format(args.format);
+  if (args.format != kRockeFormat && (!args.keys.empty() || !args.targets.empty()))
+    throw usage_error("--keys and --targets choose what a rocke-v1 file holds; an archdb column folder is written whole");
   auto store = ctx.open_store();
   auto row = store->flavor(args.flavor);
   if (!row) throw usage_error("unknown flavor '" + args.flavor + "' (not in the database)");
@@ -47,6 +84,7 @@ int do_export(const Context& ctx, const ExportArgs& args) {
   column.sort();
   column.recount();
   if (args.format == kRockeFormat) {
+    select_for_peer(ctx, args, column);
     std::string text = render_rocke(column);
     if (args.out.empty() || args.out == "-") {
       std::fputs(text.c_str(), stdout);
@@ -131,6 +169,10 @@ void add_transfer(CLI::App& app, Context& context, int& exit_code) {
   exp->add_option("--out", ex->out,
                   "archdb: folder to write <flavor>/ into (default: the data folder); rocke-v1: file (default: stdout)");
   exp->add_option("--format", ex->format, "archdb (a column folder) or rocke-v1 (rocKE's arch-domain JSON)");
+  exp->add_option("--keys", ex->keys, "rocke-v1: exactly these keys (KEY,KEY... or @FILE, one key a line)");
+  exp->add_option("--targets", ex->targets, "rocke-v1: exactly these targets (comma-separated; LLVM's aliases accepted)")
+      ->delimiter(',')
+      ->transform(processor_name());
   exp->callback([&context, &exit_code, ex] { exit_code = do_export(context, *ex); });
 
   auto dir = std::make_shared<std::string>();

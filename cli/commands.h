@@ -23,6 +23,7 @@ void add_code_object(CLI::App& app, Context& context, int& exit_code);
 void add_wgrad(CLI::App& app, Context& context, int& exit_code);  // the bundled wgrad kernels on the CPU
 void add_census(CLI::App& app, Context& context, int& exit_code);  // census, frontend, disagreements, findings
 void add_crosscheck(CLI::App& app, Context& context, int& exit_code);  // the census against LLVM's tests
+void add_catalog(CLI::App& app, Context& context, int& exit_code);  // catalog import (a peer's declarations)
 
 // Shared by regen and bench: the catalog entries and targets a measurement covers.
 struct Scope {

@@ -34,8 +34,24 @@ RockeColumn parse_rocke(const std::string& text, const std::string& label,
 // The LLVM major version a compiler's version string names ("AMD clang version 22.0.0git ..." -> 22,
 // "Debian LLVM version 22.1.8" -> 22), if it names one.
 std::optional<int> clang_major(const std::string& clang);
-// A measured column in that format, keys and arches sorted; evidence cut to what the format keeps.
+// A measured column in that format, keys and arches sorted, every cell of the column (select first what the
+// file is to hold). As rocKE's generator writes it: statuses in rocKE's taxonomy (rocke_status), the posing
+// generation archdb's posing satisfies (rocke_generation) with archdb's own generator in a field of its own,
+// `probe_cflags` as the rocKE flags the in-process probe is equivalent to, `canonical` as rocKE's `opt -S`
+// would print it back. What the format has no field for rides in fields rocKE's reader ignores (archdb_*).
 std::string render_rocke(const Column& column);
+
+// rocKE's taxonomy has every archdb status but signature_mismatch: a declaration LLVM refuses as written is,
+// to rocKE's generator, one `opt` does not resolve, which it records as name_absent. probe_error is never
+// stored, so never exported (an internal error).
+std::string_view rocke_status(Status status);
+
+// The rocKE posing generation (rocKE's tools/gen_arch_domain.py, GENERATOR) a column's posing satisfies:
+// 1 probes at any level; 2 at -O0 with a per-probe timeout; 3 also sweeps the immarg values 1, 2, 4, 12, 16
+// on a refusal and records the value that lowered; 4 also understands LLVM 23's diagnostics ("intrinsic not
+// supported on subtarget" is arch_absent) and sweeps on the verifier's refusals, which archdb's probe has
+// done from its first generator.
+int rocke_generation(const Provenance& provenance);
 
 // The name an imported column gets beside the measured ones: "rocke-v1:llvm22".
 std::string imported_name(const std::string& format, const std::string& flavor);

@@ -225,4 +225,51 @@ Catalog parse_catalog(const std::string& text, const std::string& path) {
 
 Catalog load_catalog(const std::string& path) { return parse_catalog(read_file(path), path); }
 
+std::string catalog_from_peer_decls(const std::string& table, const std::string& path, const std::string& source) {
+  // The catalog text is built line for line with the table, so that parse_catalog's errors name the table's
+  // lines; the header is put in front afterwards.
+  std::vector<std::pair<std::string, std::string>> entries;  // key, declare; an empty key keeps a line
+  size_t width = 0;
+  size_t pos = 0;
+  int lineno = 0;
+  while (pos < table.size()) {
+    size_t nl = table.find('\n', pos);
+    std::string raw = table.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? table.size() : nl + 1;
+    ++lineno;
+    auto fail = [&](const std::string& why) { return input_error(path + ":" + std::to_string(lineno) + ": " + why); };
+    if (!raw.empty() && raw.back() == '\r') raw.pop_back();
+    std::string line = trim(raw);
+    if (line.empty() || line[0] == '#') {
+      entries.emplace_back("", "");
+      continue;
+    }
+    size_t tab = raw.find('\t');
+    if (tab == std::string::npos) throw fail("expected KEY<TAB>declare line, found no tab");
+    std::string key = trim(raw.substr(0, tab)), declare = trim(raw.substr(tab + 1));
+    if (!is_valid_key(key)) throw fail("invalid key '" + key + "' (segments of a-z, 0-9, '_', '-', joined by '.')");
+    if (declare.rfind("declare ", 0) != 0)
+      throw fail("the declaration of '" + key + "' does not start with 'declare ': '" + declare + "'");
+    if (trim(strip_comment(declare)) != declare)  // the catalog reads '#' as a comment
+      throw fail("the declaration of '" + key + "' holds '#' outside quotes (an attribute group: write its attributes)");
+    width = std::max(width, key.size());
+    entries.emplace_back(key, declare);
+  }
+  std::string body;
+  size_t count = 0;
+  for (const auto& [key, declare] : entries) {
+    if (key.empty()) {
+      body += "\n";
+      continue;
+    }
+    body += key + std::string(width + 2 - key.size(), ' ') + declare + "\n";
+    ++count;
+  }
+  if (count == 0) throw input_error(path + ": no KEY<TAB>declare line");
+  parse_catalog(body, path);  // as the catalog's own entries are: a repeated key, a declare without '@name'...
+  return "# A catalog made by `archdb catalog import --format rocke-decls` from " + source + ": " +
+         std::to_string(count) + " keys, each measured exactly as declared (schema/catalog.txt describes the format).\n" +
+         body;
+}
+
 }  // namespace archdb

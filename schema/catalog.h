@@ -43,6 +43,12 @@ struct Catalog {
 Catalog parse_catalog(const std::string& text, const std::string& path);
 Catalog load_catalog(const std::string& path);
 
+// A peer's declaration table — one `KEY<TAB>declare ...` a line, blank lines and '#' comments allowed (rocKE's
+// decl table, dumped) — as catalog text that measures each key exactly as declared. Every entry is checked as
+// the catalog's own are; an error names `path` and the table's line. The catalog text starts with a comment
+// naming `source` and the number of keys.
+std::string catalog_from_peer_decls(const std::string& table, const std::string& path, const std::string& source);
+
 // Key syntax: dot-separated segments of [a-z0-9_-], e.g. "mfma.f32.4x4x4bf16.1k".
 bool is_valid_key(const std::string& key);
 // Flavor syntax: "llvm" followed by the LLVM major, e.g. "llvm22".

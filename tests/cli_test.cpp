@@ -162,6 +162,88 @@ TEST(Cli, ExportThenImportRoundTrips) {
   EXPECT_EQ(run_archdb(other.args({"query", "made.up"})).exit_code, 0);
 }
 
+// A peer's file holds exactly the keys and arches it wires: --keys (a list or @FILE) and --targets choose them,
+// and whatever is not in the column is an error naming it.
+TEST(Cli, ARockeExportHoldsExactlyTheKeysAndTargetsAsked) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  fs::path out = ws.dir / "peer.json";
+  test::write(ws.dir / "keys.txt", "# the peer's keys\nmfma.f32.4x4x4bf16.1k\n");
+  for (const std::string& keys : std::vector<std::string>{"mfma.f32.4x4x4bf16.1k", "@" + (ws.dir / "keys.txt").string()}) {
+    auto r = run_archdb(ws.args({"export", "--format", "rocke-v1", "--flavor", flavor(), "--keys", keys, "--targets",
+                                 "gfx942,gfx90a", "--out", out.string()}));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    nlohmann::json j = nlohmann::json::parse(test::read(out));
+    EXPECT_EQ(j["toolchain"]["arches"], nlohmann::json({"gfx90a", "gfx942"}));
+    ASSERT_EQ(j["keys"].size(), 1u) << j["keys"].dump();
+    EXPECT_EQ(j["keys"]["mfma.f32.4x4x4bf16.1k"].size(), 2u);
+    EXPECT_EQ(j["keys"]["mfma.f32.4x4x4bf16.1k"]["gfx90a"]["status"], "ok");
+    EXPECT_EQ(j["toolchain"]["generator"], 4);
+    EXPECT_EQ(j["toolchain"]["probe_cflags"], nlohmann::json({"-O0", "-nogpulib"}));
+  }
+  auto unknown_key = run_archdb(ws.args({"export", "--format", "rocke-v1", "--flavor", flavor(), "--keys", "nope"}));
+  EXPECT_EQ(unknown_key.exit_code, 2);  // usage
+  EXPECT_NE(unknown_key.err.find("unknown key 'nope'"), std::string::npos) << unknown_key.err;
+  auto unknown_target =
+      run_archdb(ws.args({"export", "--format", "rocke-v1", "--flavor", flavor(), "--targets", "gfx90a,gfx1100"}));
+  EXPECT_EQ(unknown_target.exit_code, 2);  // usage
+  EXPECT_NE(unknown_target.err.find("unknown target 'gfx1100' (" + flavor() + " was measured on: gfx90a, gfx942, gfx1201)"),
+            std::string::npos)
+      << unknown_target.err;
+  auto folder = run_archdb(ws.args({"export", "--flavor", flavor(), "--keys", "made.up", "--out", (ws.dir / "o").string()}));
+  EXPECT_EQ(folder.exit_code, 2);  // usage
+  EXPECT_NE(folder.err.find("written whole"), std::string::npos) << folder.err;
+}
+
+// A peer's declaration table becomes a catalog that measures each key exactly as the peer declares it: an
+// MFMA declared with the operands LLVM has lowers, the same intrinsic declared with two operands too many is
+// refused as written (name_absent in rocKE's terms, the evidence saying why).
+TEST(Cli, APeersDeclarationTableIsMeasuredAsDeclared) {
+  test::TempDir dir;
+  const std::string table =
+      "# key<TAB>declare line, as rocKE's decl table dumps\n"
+      "mfma.f32.4x4x4bf16.1k\tdeclare <4 x float> @llvm.amdgcn.mfma.f32.4x4x4bf16.1k(<4 x i16>, <4 x i16>, "
+      "<4 x float>, i32 immarg, i32 immarg, i32 immarg)\n"
+      "\n"
+      "mfma.scale.f32.16x16x128.f8f6f4\tdeclare <4 x float> @llvm.amdgcn.mfma.scale.f32.16x16x128.f8f6f4(<8 x i32>, "
+      "<8 x i32>, <4 x float>, i32 immarg, i32 immarg, i32 immarg, i32 immarg, i32, i32 immarg, i32, i32 immarg)\n";
+  test::write(dir / "decls.tsv", table);
+  auto made = run_archdb({"catalog", "import", "--format", "rocke-decls", (dir / "decls.tsv").string(), "--out",
+                          (dir / "catalog.txt").string()});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  Workspace ws(test::read(dir / "catalog.txt"));
+  auto regen = run_archdb(ws.args({"regen", "--flavor", flavor()}));
+  ASSERT_EQ(regen.exit_code, 0) << regen.err;
+  auto exported = run_archdb(ws.args({"export", "--format", "rocke-v1", "--flavor", flavor()}));
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  nlohmann::json j = nlohmann::json::parse(exported.out);
+  EXPECT_EQ(j["keys"]["mfma.f32.4x4x4bf16.1k"]["gfx90a"]["status"], "ok");
+  EXPECT_EQ(j["keys"]["mfma.f32.4x4x4bf16.1k"]["gfx1201"]["status"], "arch_absent");
+  EXPECT_EQ(j["canonical"]["mfma.f32.4x4x4bf16.1k"], "llvm.amdgcn.mfma.f32.4x4x4bf16.1k");
+  const nlohmann::json& scale = j["keys"]["mfma.scale.f32.16x16x128.f8f6f4"]["gfx942"];
+  EXPECT_EQ(scale["status"], "name_absent") << scale.dump();
+  EXPECT_EQ(scale["evidence"].get<std::string>().rfind("signature_mismatch: ", 0), 0u) << scale.dump();
+  EXPECT_FALSE(j["canonical"].contains("mfma.scale.f32.16x16x128.f8f6f4"));
+
+  // A table's faults name its file and line.
+  auto refused = [&](const std::string& text, const std::string& expected) {
+    test::write(dir / "bad.tsv", text);
+    auto r = run_archdb({"catalog", "import", "--format", "rocke-decls", (dir / "bad.tsv").string()});
+    EXPECT_EQ(r.exit_code, 3) << text;
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+  };
+  refused("k.a\tdeclare void @llvm.amdgcn.s.barrier()\nk.b declare void @llvm.amdgcn.s.barrier()\n",
+          "bad.tsv:2: expected KEY<TAB>declare line");
+  refused("k.a\tdeclare void @llvm.amdgcn.s.barrier()\nk.a\tdeclare void @llvm.amdgcn.s.barrier()\n", "bad.tsv:2: ");
+  refused("K.A\tdeclare void @llvm.amdgcn.s.barrier()\n", "bad.tsv:1: invalid key 'K.A'");
+  refused("k.a\tvoid @llvm.amdgcn.s.barrier()\n", "bad.tsv:1: the declaration of 'k.a' does not start with 'declare '");
+  refused("k.a\tdeclare void @llvm.amdgcn.s.barrier() #0\n", "bad.tsv:1: the declaration of 'k.a' holds '#'");
+  refused("# nothing\n", "bad.tsv: no KEY<TAB>declare line");
+  auto format = run_archdb({"catalog", "import", "--format", "csv", (dir / "decls.tsv").string()});
+  EXPECT_EQ(format.exit_code, 2);  // usage
+  EXPECT_NE(format.err.find("unknown format 'csv'"), std::string::npos) << format.err;
+}
+
 TEST(Cli, RockeColumnsImportMarkedAndRoundTrip) {
   fs::path peer = test::source_dir() / ".." / "shared" / "reference" / "rocke-columns" / "intrinsic_arch_domain.llvm22.json";
   if (!fs::exists(peer)) GTEST_SKIP() << "rocKE reference columns not found at " << peer;
