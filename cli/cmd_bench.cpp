@@ -1,8 +1,10 @@
-// cli/cmd_bench.cpp — `archdb bench` (bench/bench.h) and `archdb bench-check` (bench/check_bench.h).
+// cli/cmd_bench.cpp — `archdb bench` (bench/bench.h), `archdb bench-check` (bench/check_bench.h) and
+// `archdb bench-gate` (bench/gate_bench.h).
 #include <filesystem>
 
 #include "bench/bench.h"
 #include "bench/check_bench.h"
+#include "bench/gate_bench.h"
 #include "cli/commands.h"
 #include "llvm/toolchain.h"
 #include "support/error.h"
@@ -48,6 +50,26 @@ void add_bench(CLI::App& app, Context& context, int& exit_code) {
     std::error_code ec;
     check->archdb = std::filesystem::read_symlink("/proc/self/exe", ec).string();
     exit_code = run_check_bench(*check);
+  });
+
+  auto gate = std::make_shared<GateBenchOptions>();
+  CLI::App* bg = app.add_subcommand(
+      "bench-gate", "Benchmark: a build gate's matrix (N generated manifests x targets) decided by one `archdb check` "
+                    "against one process per pair, alternating, with their verdicts compared");
+  bg->add_option("--flavor", gate->flavor, "flavor")->required();
+  bg->add_option("--manifests", gate->manifests, "generated manifests")->default_val(1000);
+  bg->add_option("--targets", gate->targets, "targets (default: the gate's six)")->delimiter(',')->transform(processor_name());
+  bg->add_option("--rounds", gate->rounds, "rounds, each timing both ways")->default_val(3);
+  bg->add_option("--every", gate->every, "the per-pair way runs every Nth pair, extrapolated")->default_val(30);
+  bg->callback([&context, &exit_code, gate] {
+    context.open_store();
+    gate->db = context.db;
+    gate->data = context.data;
+    gate->catalog = context.catalog;
+    gate->targets_file = context.targets_file;
+    std::error_code ec;
+    gate->archdb = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    exit_code = run_gate_bench(*gate);
   });
 }
 

@@ -3,6 +3,7 @@
 // manifest that does not cover the IR), 2 unvalidated, 3 any error — so a build gate can tell them apart.
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "checker/checker.h"
@@ -12,7 +13,10 @@
 #include "cli/on_demand.h"
 #include "cli/table.h"
 #include "db/census.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
+#include "support/files.h"
+#include "support/text.h"
 
 namespace archdb::cli {
 namespace {
@@ -23,7 +27,8 @@ struct CheckArgs {
   std::string compiler;
   std::string keys;
   std::string ir;
-  std::string manifest;
+  std::vector<std::string> manifests;  // each a file, or @LIST (one file a line)
+  std::string json_dir;
   std::string name;
   bool json = false;
   bool warn_only = false;
@@ -66,16 +71,77 @@ void require_known_flavor(const Store& store, const std::string& flavor) {
   throw usage_error("unknown flavor '" + flavor + "' (known: " + (list.empty() ? "none" : list) + ")");
 }
 
+// The manifests --manifest names: a file each, or @LIST, a file naming one manifest a line (blank lines and
+// '#' comments skipped; a relative path is taken from LIST's folder).
+std::vector<std::string> manifest_paths(const std::vector<std::string>& given) {
+  std::vector<std::string> paths;
+  for (const std::string& g : given) {
+    if (g.empty() || g[0] != '@') {
+      paths.push_back(g);
+      continue;
+    }
+    std::string list = g.substr(1);
+    if (list.empty()) throw usage_error("--manifest @LIST names no file");
+    std::filesystem::path base = std::filesystem::path(list).parent_path();
+    for (const std::string& raw : split(read_file(list), '\n')) {
+      std::string line = raw.substr(0, raw.find('#'));
+      size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+      if (b == std::string::npos) continue;
+      std::filesystem::path p = line.substr(b, e - b + 1);
+      paths.push_back((p.is_absolute() ? p : base / p).string());
+    }
+  }
+  if (paths.empty()) throw usage_error("--manifest names no manifest");
+  return paths;
+}
+
+// Writes each kernel's answers as DIR/<kernel>.json, an object of its targets' answers (each target as given),
+// for a build gate's steps to read: all or none (a kernel named by two manifests is an error before anything is
+// written); a file whose answers did not change is left as it is. One file a kernel, not a pair: creating files
+// is most of what a batch costs.
+void write_json_dir(const std::string& dir, const std::vector<nlohmann::ordered_json>& answers,
+                    const std::vector<CheckResult>& results, const std::vector<const KernelManifest*>& from,
+                    const std::vector<std::string>& targets_given) {
+  std::map<std::string, nlohmann::ordered_json> per_kernel;
+  std::map<std::string, const KernelManifest*> kernel_manifest;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string& kernel = results[i].subject;
+    if (kernel.empty() || kernel.find('/') != std::string::npos || kernel[0] == '.')
+      throw usage_error("--json-dir: kernel name '" + kernel + "' cannot name a file");
+    auto [at, fresh] = kernel_manifest.emplace(kernel, from[i]);
+    if (!fresh && at->second != from[i])
+      throw usage_error("--json-dir: kernel '" + kernel + "' is named by " + (from[i] ? from[i]->path : "--keys") +
+                        " and " + (at->second ? at->second->path : "--keys"));
+    // Keyed by the target as the caller spelled it (a gate asks for what it was given: fiji), the answer
+    // naming LLVM's canonical processor (gfx803).
+    per_kernel[kernel][targets_given[i % targets_given.size()]] = answers[i];
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir)) throw input_error(dir + ": cannot be made a folder");
+  for (const auto& [kernel, answers_by_target] : per_kernel) {
+    std::filesystem::path file = std::filesystem::path(dir) / (kernel + ".json");
+    std::string text = answers_by_target.dump() + "\n";
+    // Unchanged answers keep their file's time, so a build does not redo what depends on them.
+    if (std::filesystem::is_regular_file(file, ec) && read_file(file) == text) continue;
+    write_file_whole_unsynced(file, text);
+  }
+}
+
 int check(const Context& ctx, const CheckArgs& args) {
-  int inputs = !args.keys.empty() + !args.ir.empty() + !args.manifest.empty();
+  int inputs = !args.keys.empty() + !args.ir.empty() + !args.manifests.empty();
   if (inputs == 0) throw usage_error("check: give --keys, an IR file (--ir or positional) or --manifest");
   if (!args.keys.empty() && inputs > 1) throw usage_error("check: --keys goes alone (not with --ir or --manifest)");
   if (args.flavor.empty() == args.compiler.empty()) throw usage_error("check: give exactly one of --flavor and --compiler");
   std::string flavor = args.compiler.empty() ? args.flavor : flavor_of_compiler(args.compiler);
   if (!is_valid_flavor(flavor)) throw usage_error("unknown flavor '" + flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
 
-  std::optional<KernelManifest> manifest;
-  if (!args.manifest.empty()) manifest = load_manifest(args.manifest);
+  std::vector<KernelManifest> manifests;
+  if (!args.manifests.empty())
+    for (const std::string& path : manifest_paths(args.manifests)) manifests.push_back(load_manifest(path));
+  if (manifests.size() > 1 && !args.ir.empty())
+    throw usage_error("check: --ir goes with one manifest (its kernel's IR), not " + std::to_string(manifests.size()));
+  if (manifests.size() > 1 && !args.name.empty()) throw usage_error("check: --name goes with one kernel");
   std::optional<IrUses> uses;
   // Read in a child: hostile or damaged IR that crashes LLVM is an exit 3 naming the file, not our crash.
   if (!args.ir.empty()) uses = IsolatedIrReader().read_file(args.ir);
@@ -83,7 +149,6 @@ int check(const Context& ctx, const CheckArgs& args) {
   CheckRequest request;
   request.flavor = flavor;
   if (!args.name.empty()) request.subject = args.name;
-  else if (manifest) request.subject = manifest->kernel;
   else if (uses && uses->kernels.size() == 1) request.subject = uses->kernels.front();
   else if (uses) request.subject = std::filesystem::path(args.ir).filename().string();
   if (uses) {
@@ -91,8 +156,8 @@ int check(const Context& ctx, const CheckArgs& args) {
     request.generic_intrinsics = uses->generic_intrinsics;
     request.declared_only = uses->declared_only;
     request.declarations = uses->declarations;
-  } else {
-    request.keys = manifest ? manifest->keys : catalog_keys(ctx.load_catalog(), args.keys);
+  } else if (manifests.empty()) {
+    request.keys = catalog_keys(ctx.load_catalog(), args.keys);
     if (request.keys.empty()) throw usage_error("check: --keys names no key");
   }
 
@@ -102,37 +167,57 @@ int check(const Context& ctx, const CheckArgs& args) {
   ProbeOnDemand on_demand(*store);
   checker.set_on_demand(&on_demand);
   ColumnIndex column = ColumnIndex::load(*store, flavor);
-  if (manifest)
-    for (const std::string& key : manifest->keys)
+  for (const KernelManifest& m : manifests)
+    for (const std::string& key : m.keys)
       if (!checker.catalog().find(key))
-        throw usage_error(manifest->path + ": unknown key '" + key + "' (not in " + checker.catalog().path + ")");
-  std::vector<std::string> drift;
-  if (manifest && uses) drift = manifest_drift(uses->target_intrinsics, manifest->keys, column, checker.catalog());
+        throw usage_error(m.path + ": unknown key '" + key + "' (not in " + checker.catalog().path + ")");
 
+  // One request per kernel (a manifest's, or the keys or IR given), each asked for every target: the column
+  // is loaded once for all of them, however many pairs (a build gate's whole matrix in one process).
   std::vector<CheckResult> results;
-  for (const std::string& target : args.targets) {
-    request.target = target;
-    results.push_back(checker.check(request, column));
-    // Drift is a refusal of the build on every target: the verdict, the message and the JSON say so.
-    if (manifest && uses) results.back().apply_drift(drift);
+  std::vector<const KernelManifest*> result_manifest;
+  auto ask = [&](CheckRequest& req, const KernelManifest* m) {
+    std::vector<std::string> drift;
+    if (m && uses) drift = manifest_drift(uses->target_intrinsics, m->keys, column, checker.catalog());
+    for (const std::string& target : args.targets) {
+      req.target = canonical_processor(target);
+      results.push_back(checker.check(req, column));
+      // Drift is a refusal of the build on every target: the verdict, the message and the JSON say so.
+      if (m && uses) results.back().apply_drift(drift);
+      result_manifest.push_back(m);
+    }
+  };
+  if (manifests.empty()) ask(request, nullptr);
+  for (const KernelManifest& m : manifests) {
+    CheckRequest per_kernel = request;
+    if (!uses) per_kernel.keys = m.keys;
+    if (args.name.empty()) per_kernel.subject = m.kernel;
+    ask(per_kernel, &m);
   }
-  // Over several targets the most severe verdict decides.
+  // Over several targets or kernels the most severe verdict decides.
   Verdict worst = Verdict::kCleared;
   for (const CheckResult& r : results)
     if (r.verdict == Verdict::kRefused || (r.verdict == Verdict::kUnvalidated && worst == Verdict::kCleared)) worst = r.verdict;
   int code = exit_for(worst);
 
+  std::vector<nlohmann::ordered_json> answers;
+  for (size_t i = 0; i < results.size(); ++i) {
+    answers.push_back(results[i].to_json());
+    if (result_manifest[i]) answers.back()["manifest"] = result_manifest[i]->path;
+  }
+  if (!args.json_dir.empty()) write_json_dir(args.json_dir, answers, results, result_manifest, args.targets);
   if (args.json) {
     nlohmann::ordered_json out;
     if (results.size() == 1) {
-      out = results.front().to_json();
+      out = answers.front();
     } else {
       out = nlohmann::ordered_json::array();
-      for (const CheckResult& r : results) out.push_back(r.to_json());
+      for (auto& a : answers) out.push_back(std::move(a));
     }
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    for (const CheckResult& r : results) {
+    for (size_t i = 0; i < results.size(); ++i) {
+      const CheckResult& r = results[i];
       Table table({"status", "key", "intrinsic", "lowered to / evidence"});
       for (const CheckItem& item : r.items)
         table.add({item.status, item.key.empty() ? "-" : item.key, item.intrinsic, detail(item)});
@@ -148,7 +233,7 @@ int check(const Context& ctx, const CheckArgs& args) {
         std::printf("declared, never called (not gated): %s\n", list.c_str());
       }
       for (const std::string& d : r.drift)
-        std::printf("drift: %s: %s (manifest %s)\n", request.subject.c_str(), d.c_str(), manifest->path.c_str());
+        std::printf("drift: %s: %s (manifest %s)\n", r.subject.c_str(), d.c_str(), result_manifest[i]->path.c_str());
       std::printf("%s\n", r.headline().c_str());
     }
   }
@@ -171,14 +256,18 @@ void add_check(CLI::App& app, Context& context, int& exit_code) {
   // One value per --target, so that a positional IR file after it is not taken for a target.
   cmd->add_option("--target", args->targets, "the GPU target, as LLVM names it (an alias such as fiji is its gfx name; repeatable)")
       ->required()
-      ->allow_extra_args(false)
-      ->transform(processor_name());
+      ->allow_extra_args(false);  // resolved per request: --json-dir keys answers by the spelling given
   cmd->add_option("--flavor", args->flavor, "the flavor of the compiler that will build (llvm22)");
   cmd->add_option("--compiler", args->compiler, "derive the flavor from this compiler's --version (its LLVM major)");
   cmd->add_option("--keys", args->keys, "catalog keys: KEY,KEY... or @FILE (one key a line)");
   cmd->add_option("--ir,ir", args->ir, "LLVM IR of the kernel (.ll text or .bc bitcode)");
-  cmd->add_option("--manifest", args->manifest,
-                  "a kernel manifest (JSON); with an IR file, also fails when the IR uses an intrinsic it does not list");
+  cmd->add_option("--manifest", args->manifests,
+                  "a kernel manifest (JSON), or @LIST (one manifest a line); repeatable: every kernel on every target, "
+                  "in one process. With an IR file (one manifest), also fails when the IR uses an intrinsic it does "
+                  "not list")
+      ->allow_extra_args(false);
+  cmd->add_option("--json-dir", args->json_dir,
+                  "also write each kernel's answers as DIR/<kernel>.json, keyed by target (for a build gate's steps)");
   cmd->add_option("--name", args->name, "the kernel name in messages (default: the manifest's, or the IR's kernel)");
   cmd->add_flag("--json", args->json, "JSON output");
   cmd->add_flag("--warn-only", args->warn_only, "report a refusal or unvalidated verdict as a warning and exit 0");

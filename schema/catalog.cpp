@@ -267,7 +267,10 @@ std::string catalog_from_peer_decls(const std::string& table, const std::string&
   }
   if (count == 0) throw input_error(path + ": no KEY<TAB>declare line");
   parse_catalog(body, path);  // as the catalog's own entries are: a repeated key, a declare without '@name'...
-  return "# A catalog made by `archdb catalog import --format rocke-decls` from " + source + ": " +
+  std::string named = source;  // one comment line, whatever the file is called
+  for (char& c : named)
+    if (c == '\n' || c == '\r') c = ' ';
+  return "# A catalog made by `archdb catalog import --format rocke-decls` from " + named + ": " +
          std::to_string(count) + " keys, each measured exactly as declared (schema/catalog.txt describes the format).\n" +
          body;
 }

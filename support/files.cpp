@@ -64,7 +64,10 @@ static void fsync_path(const fs::path& p, int flags) {
   ::close(fd);
 }
 
-void write_file_atomically(const fs::path& path, std::string_view contents) {
+namespace {
+enum class Durability { kSynced, kRenamedOnly };
+
+void write_file_whole(const fs::path& path, std::string_view contents, Durability durability) {
   fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::string tmpl = (dir / ("." + path.filename().string() + ".tmp-XXXXXX")).string();
   int fd = ::mkstemp(tmpl.data());
@@ -84,7 +87,7 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
     left -= static_cast<size_t>(n);
   }
   ::fchmod(fd, 0644);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+  if ((durability == Durability::kSynced && ::fsync(fd) != 0) || ::close(fd) != 0) {
     int e = errno;
     ::unlink(tmpl.c_str());
     throw input_error(path.string() + ": write failed: " + std::strerror(e));
@@ -94,7 +97,16 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
     ::unlink(tmpl.c_str());
     throw input_error(path.string() + ": rename failed: " + std::strerror(e));
   }
-  fsync_path(dir, O_RDONLY | O_DIRECTORY);
+  if (durability == Durability::kSynced) fsync_path(dir, O_RDONLY | O_DIRECTORY);
+}
+}  // namespace
+
+void write_file_atomically(const fs::path& path, std::string_view contents) {
+  write_file_whole(path, contents, Durability::kSynced);
+}
+
+void write_file_whole_unsynced(const fs::path& path, std::string_view contents) {
+  write_file_whole(path, contents, Durability::kRenamedOnly);
 }
 
 // The folders a writer keeps beside `target` while it works carry its process id, so that a recovery in

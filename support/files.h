@@ -12,6 +12,9 @@ namespace archdb {
 // Throws input_error naming the path when it cannot be read or is not a regular file (a directory, a pipe).
 std::string read_file(const std::filesystem::path& path);
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+// The same without the fsyncs, for outputs a build may lose to a crash and make again (a build gate's answers):
+// a reader still sees the old file or the whole new one, never a part.
+void write_file_whole_unsynced(const std::filesystem::path& path, std::string_view contents);
 
 // Replaces directory `target` by directory `staged` in one step where the filesystem allows it
 // (renameat2 RENAME_EXCHANGE), otherwise by two renames with a recoverable backup (see recover_directory).

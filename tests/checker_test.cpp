@@ -332,6 +332,62 @@ TEST_F(CheckCli, ExitCodesSayClearedRefusedUnvalidatedOrError) {
             1);
 }
 
+// Many kernels on many targets in one process: every bundled manifest (named in a @LIST) on three targets.
+// Each pair's answer is the one a process of its own gives; --json-dir keeps one file a kernel, rewritten only
+// when its answers change.
+TEST_F(CheckCli, ManyManifestsOnManyTargetsInOneProcessAnswerAsOneAPair) {
+  std::vector<std::string> manifests;
+  std::string list;
+  for (const auto& e : fs::directory_iterator(test::source_dir() / "kernels" / "manifests"))
+    if (e.path().extension() == ".json") manifests.push_back(e.path().string());
+  std::sort(manifests.begin(), manifests.end());
+  ASSERT_GE(manifests.size(), 6u);
+  for (const auto& m : manifests) list += m + "\n";
+  test::write(dir / "manifests.txt", "# the bundled kernels\n" + list);
+  const std::vector<std::string> targets = {"gfx90a", "gfx1201", "gfx950"};
+  std::vector<std::string> args = {"--flavor", "llvm22", "--manifest", "@" + (dir / "manifests.txt").string(), "--json",
+                                   "--json-dir", (dir / "answers").string()};
+  for (const auto& t : targets) args.insert(args.end(), {"--target", t});
+  auto batch = check(args);
+  EXPECT_EQ(batch.exit_code, 1) << batch.err;  // MFMA kernels are refused on gfx1201
+  nlohmann::json all = nlohmann::json::parse(batch.out);
+  ASSERT_EQ(all.size(), manifests.size() * targets.size());
+  for (size_t i = 0; i < all.size(); ++i) {
+    const std::string& manifest = manifests[i / targets.size()];
+    const std::string& target = targets[i % targets.size()];
+    EXPECT_EQ(all[i]["manifest"], manifest);
+    EXPECT_EQ(all[i]["target"], target);
+    auto alone = check({"--flavor", "llvm22", "--manifest", manifest, "--target", target, "--json"});
+    nlohmann::json one = nlohmann::json::parse(alone.out);
+    one["manifest"] = manifest;
+    EXPECT_EQ(all[i], one) << manifest << " on " << target;
+    nlohmann::json file = nlohmann::json::parse(test::read(dir / "answers" / (all[i]["subject"].get<std::string>() + ".json")));
+    EXPECT_EQ(file[target], all[i]);
+  }
+  // The same answers again: no file is written.
+  fs::path first = dir / "answers" / (all[0]["subject"].get<std::string>() + ".json");
+  auto written = fs::last_write_time(first);
+  fs::last_write_time(first, written - std::chrono::hours(1));
+  auto stamp = fs::last_write_time(first);
+  EXPECT_EQ(check(args).exit_code, 1);
+  EXPECT_EQ(fs::last_write_time(first), stamp) << "an unchanged answer was rewritten";
+
+  // One kernel named by two manifests cannot have one file; the IR of one kernel goes with one manifest.
+  test::write(dir / "twice.txt", manifests[0] + "\n" + manifests[0] + "\n");
+  auto twice = check({"--flavor", "llvm22", "--manifest", "@" + (dir / "twice.txt").string(), "--target", "gfx90a",
+                      "--json-dir", (dir / "twice").string()});
+  EXPECT_EQ(twice.exit_code, 3);
+  EXPECT_NE(twice.err.find("is named by"), std::string::npos) << twice.err;
+  EXPECT_FALSE(fs::exists(dir / "twice"));
+  auto ir = check({"--flavor", "llvm22", "--manifest", manifests[0], "--manifest", manifests[1], "--target", "gfx90a",
+                   "--ir", (dir / "manifests.txt").string()});
+  EXPECT_EQ(ir.exit_code, 3);
+  EXPECT_NE(ir.err.find("--ir goes with one manifest"), std::string::npos) << ir.err;
+  auto empty = check({"--flavor", "llvm22", "--manifest", "@" + (dir / "none.txt").string(), "--target", "gfx90a"});
+  EXPECT_EQ(empty.exit_code, 3);
+  EXPECT_NE(empty.err.find("none.txt"), std::string::npos) << empty.err;
+}
+
 // LLVM's own spellings of a processor (its table's aliases) name the processor the columns call gfxN: the
 // answer is the canonical processor's, and output names it so.
 TEST_F(CheckCli, LlvmsProcessorAliasesAreAnsweredAsTheirGfxNames) {
@@ -341,6 +397,14 @@ TEST_F(CheckCli, LlvmsProcessorAliasesAreAnsweredAsTheirGfxNames) {
   auto fiji = check({"--target", "fiji", "--flavor", "llvm22", "--keys", "mfma.f32.4x4x4bf16.1k", "--json"});
   EXPECT_EQ(fiji.exit_code, 1) << fiji.out << fiji.err;  // gfx803 has no MFMA: refused, from the census
   EXPECT_EQ(nlohmann::json::parse(fiji.out)["target"], "gfx803") << fiji.out;
+  // A build gate reads answers by the target it was given: --json-dir keys them so, each naming the processor.
+  fs::path manifest = test::source_dir() / "kernels" / "manifests" / "wgrad_dw_portable_f16.json";
+  auto gate = check({"--target", "fiji", "--target", "gfx90a", "--flavor", "llvm22", "--manifest", manifest.string(),
+                     "--json-dir", (dir / "answers").string()});
+  EXPECT_LE(gate.exit_code, 2) << gate.err;
+  nlohmann::json answers = nlohmann::json::parse(test::read(dir / "answers" / "wgrad_dw_portable_f16.json"));
+  EXPECT_EQ(answers["fiji"]["target"], "gfx803") << answers.dump();
+  EXPECT_EQ(answers["gfx90a"]["target"], "gfx90a");
   auto unknown = check({"--target", "tahitii", "--flavor", "llvm22", "--keys", "workitem.x"});
   EXPECT_EQ(unknown.exit_code, 3);
   EXPECT_EQ(unknown.err.rfind("archdb: unknown target 'tahitii'", 0), 0u) << unknown.err;

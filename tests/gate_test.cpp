@@ -238,6 +238,23 @@ TEST(Gate, RequireNoScratchFailsAKernelThatUsesScratch) {
 
 // The gate's step run by hand for a pair the column cannot answer: not built (and said so), unless
 // ALLOW_UNVALIDATED, which builds it with a warning.
+// The gate's decision for one manifest on one target, as ArchdbGate.cmake has it made (ArchdbGateDecide.cmake,
+// one `archdb check` of every pair): the file a step reads, DIR/decisions/<kernel>.json.
+fs::path decide(const fs::path& dir, const fs::path& manifest, const std::string& kernel, const std::string& target) {
+  test::write(dir / "manifests.txt", manifest.string() + "\n");
+  test::write(dir / "decide.cmake",
+              "set(ARCHDB [==[" ARCHDB_BINARY "]==])\n"
+              "set(ARCHDB_ARGS [==[--db;" + (dir / "db.sqlite").string() + ";--data;" + (test::source_dir() / "data").string() + "]==])\n"
+              "set(MANIFEST_LIST [==[" + (dir / "manifests.txt").string() + "]==])\n"
+              "set(TARGETS " + target + ")\nset(COMPILER [==[" ARCHDB_KERNEL_COMPILER "]==])\nset(FLAVOR \"\")\n"
+              "set(DECISIONS_DIR [==[" + (dir / "decisions").string() + "]==])\n");
+  int rc = run("cmake -DCONFIG=" + (dir / "decide.cmake").string() + " -P " +
+               (test::source_dir() / "kernels" / "gate" / "ArchdbGateDecide.cmake").string());
+  EXPECT_EQ(rc, 0);
+  EXPECT_TRUE(fs::exists(dir / "decisions" / ".stamp"));
+  return dir / "decisions" / (kernel + ".json");
+}
+
 TEST(Gate, UnvalidatedPairsAreNotBuiltUnlessAllowed) {
   REQUIRE_GATE();
   if (gate_manifest()["flavor"] != "llvm22") GTEST_SKIP() << "needs llvm22's s.barrier.signal crash on gfx942";
@@ -259,6 +276,7 @@ TEST(Gate, UnvalidatedPairsAreNotBuiltUnlessAllowed) {
                 "set(ARCHDB_ARGS [==[--db;" + (dir / "db.sqlite").string() + ";--data;" + (test::source_dir() / "data").string() + "]==])\n"
                 "set(KERNEL wgrad_dw_portable_f16)\n"
                 "set(MANIFEST [==[" + (dir / "m.json").string() + "]==])\n"
+                "set(DECISION [==[" + decide(dir.path(), dir / "m.json", "wgrad_dw_portable_f16", "gfx942").string() + "]==])\n"
                 "set(SOURCE [==[" + (test::source_dir() / "kernels" / manifest["source"].get<std::string>()).string() + "]==])\n"
                 "set(TARGET gfx942)\nset(COMPILER [==[" ARCHDB_KERNEL_COMPILER "]==])\nset(FLAVOR \"\")\n"
                 "set(FLAGS [==[" + flags + "]==])\nset(OBJDUMP llvm-objdump-22)\n"
@@ -289,6 +307,21 @@ TEST(Gate, UnvalidatedPairsAreNotBuiltUnlessAllowed) {
       EXPECT_NE(folded.find("archdb gate: building without validation: unvalidated: wgrad_dw_portable_f16 on gfx942"),
                 std::string::npos)
           << text;
+      // Run again with the same inputs (as make does after the gate's decision): nothing is compiled again.
+      fs::path object = dir / "out" / "gfx942.hsaco";
+      fs::last_write_time(object, fs::last_write_time(object) - std::chrono::hours(1));
+      const auto old_time = fs::last_write_time(object);
+      const std::string step = "cmake -DCONFIG=" + (dir / "step.cmake").string() + " -P " +
+                               (test::source_dir() / "kernels" / "gate" / "ArchdbGateStep.cmake").string() + " >" + log +
+                               " 2>&1";
+      EXPECT_EQ(run(step), 0) << test::read(log);
+      EXPECT_EQ(fs::last_write_time(object), old_time) << "compiled again with unchanged inputs";
+      // Another input (a flag): compiled again.
+      std::string config = test::read(dir / "step.cmake");
+      config.replace(config.find("set(FLAGS [==["), 14, "set(FLAGS [==[-DARCHDB_GATE_TEST_FLAG;");
+      test::write(dir / "step.cmake", config);
+      EXPECT_EQ(run(step), 0) << test::read(log);
+      EXPECT_NE(fs::last_write_time(object), old_time) << "not compiled again after a flag changed";
     }
   }
 }
@@ -330,6 +363,7 @@ TEST(Gate, StaleManifestFailsTheBuild) {
               "set(ARCHDB_ARGS [==[--db;" + (dir / "db.sqlite").string() + ";--data;" + (test::source_dir() / "data").string() + "]==])\n"
               "set(KERNEL wgrad_dw_portable_f16)\n"
               "set(MANIFEST [==[" + (dir / "stale.json").string() + "]==])\n"
+              "set(DECISION [==[" + decide(dir.path(), dir / "stale.json", "wgrad_dw_portable_f16", "gfx90a").string() + "]==])\n"
               "set(SOURCE [==[" + (test::source_dir() / "kernels" / manifest["source"].get<std::string>()).string() + "]==])\n"
               "set(TARGET gfx90a)\nset(COMPILER [==[" ARCHDB_KERNEL_COMPILER "]==])\nset(FLAVOR \"\")\n"
               "set(FLAGS [==[" + flags + "]==])\nset(OBJDUMP llvm-objdump)\n"

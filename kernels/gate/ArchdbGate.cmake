@@ -1,5 +1,6 @@
-# ArchdbGate.cmake — a kernel build gate: for each (kernel variant, target), `archdb check` is asked before
-# compiling; only cleared pairs are compiled into a code object, whose device IR is checked again against
+# ArchdbGate.cmake — a kernel build gate: every (kernel variant, target) pair is decided before compiling by
+# one `archdb check` over all the manifests and targets (ArchdbGateDecide.cmake: one process however many
+# pairs); only cleared pairs are compiled into a code object, whose device IR is checked again against
 # the variant's manifest (an intrinsic the manifest does not list fails the build). Every refusal is named
 # in the build log, and a gate manifest (JSON) records what was built and what was not, with the keys and
 # evidence, and one resolved target list per kernel for the runtime.
@@ -89,7 +90,13 @@ function(archdb_add_gated_kernels name)
     list(APPEND include_flags "-I${dir}")
   endforeach()
 
-  set(results "")
+  # The decision: one `archdb check` of every manifest on every target, each kernel's answers written to
+  # .decisions/<kernel>.json (rewritten only when they change, so that a pair whose answer did not change is
+  # not compiled again).
+  set(decisions_dir "${G_OUTPUT_DIR}/.decisions")
+  set(manifest_paths "")
+  set(decision_files "")
+  set(kernels_seen "")
   foreach(manifest IN LISTS G_MANIFESTS)
     get_filename_component(manifest "${manifest}" ABSOLUTE)
     file(READ "${manifest}" manifest_text)
@@ -97,6 +104,36 @@ function(archdb_add_gated_kernels name)
     if(err)
       message(FATAL_ERROR "archdb_add_gated_kernels(${name}): ${manifest}: no 'kernel': ${err}")
     endif()
+    if(kernel IN_LIST kernels_seen)
+      message(FATAL_ERROR "archdb_add_gated_kernels(${name}): kernel '${kernel}' is named by two manifests")
+    endif()
+    list(APPEND kernels_seen "${kernel}")
+    list(APPEND manifest_paths "${manifest}")
+    list(APPEND decision_files "${decisions_dir}/${kernel}.json")
+  endforeach()
+  string(REPLACE ";" "\n" manifest_lines "${manifest_paths}")
+  file(GENERATE OUTPUT "${G_OUTPUT_DIR}/.steps/manifests.txt" CONTENT "${manifest_lines}\n")
+  file(GENERATE OUTPUT "${G_OUTPUT_DIR}/.steps/decide.cmake" CONTENT
+"set(ARCHDB [==[${G_ARCHDB}]==])
+set(ARCHDB_ARGS [==[${G_ARCHDB_ARGS}]==])
+set(MANIFEST_LIST [==[${G_OUTPUT_DIR}/.steps/manifests.txt]==])
+set(TARGETS [==[${G_TARGETS}]==])
+set(COMPILER [==[${G_COMPILER}]==])
+set(FLAVOR [==[${G_FLAVOR}]==])
+set(DECISIONS_DIR [==[${decisions_dir}]==])
+")
+  add_custom_command(
+    OUTPUT "${decisions_dir}/.stamp" ${decision_files}
+    COMMAND "${CMAKE_COMMAND}" -DCONFIG=${G_OUTPUT_DIR}/.steps/decide.cmake -P "${ARCHDB_GATE_DIR}/ArchdbGateDecide.cmake"
+    DEPENDS ${manifest_paths} "${ARCHDB_GATE_DIR}/ArchdbGateDecide.cmake" ${archdb_dep} ${G_DEPENDS}
+    COMMENT "archdb gate: ${name}: deciding every kernel on every target"
+    VERBATIM)
+
+  set(results "")
+  foreach(manifest IN LISTS G_MANIFESTS)
+    get_filename_component(manifest "${manifest}" ABSOLUTE)
+    file(READ "${manifest}" manifest_text)
+    string(JSON kernel GET "${manifest_text}" kernel)
     string(JSON source ERROR_VARIABLE err GET "${manifest_text}" source)
     if(err)
       message(FATAL_ERROR "archdb_add_gated_kernels(${name}): ${manifest}: no 'source': ${err}")
@@ -130,17 +167,20 @@ set(KERNEL [==[${kernel}]==])
 set(MANIFEST [==[${manifest}]==])
 set(SOURCE [==[${source_path}]==])
 set(TARGET [==[${target}]==])
+set(DECISION [==[${decisions_dir}/${kernel}.json]==])
 set(COMPILER [==[${G_COMPILER}]==])
 set(FLAVOR [==[${G_FLAVOR}]==])
 set(FLAGS [==[${G_COMPILE_FLAGS};${include_flags};${define_flags}]==])
 set(OBJDUMP [==[${G_OBJDUMP}]==])
 set(OUT_DIR [==[${out_dir}]==])
+set(DEPENDS_FILES [==[${G_DEPENDS}]==])
 set(ALLOW_UNVALIDATED ${G_ALLOW_UNVALIDATED})
 ")
       add_custom_command(
         OUTPUT "${result}"
         COMMAND "${CMAKE_COMMAND}" -DCONFIG=${config} -P "${ARCHDB_GATE_DIR}/ArchdbGateStep.cmake"
-        DEPENDS "${manifest}" "${source_path}" "${ARCHDB_GATE_DIR}/ArchdbGateStep.cmake" ${archdb_dep} ${G_DEPENDS}
+        DEPENDS "${decisions_dir}/${kernel}.json" "${manifest}" "${source_path}"
+                "${ARCHDB_GATE_DIR}/ArchdbGateStep.cmake" ${archdb_dep} ${G_DEPENDS}
         COMMENT "archdb gate: ${kernel} on ${target}"
         VERBATIM)
       list(APPEND results "${result}")

@@ -1,6 +1,7 @@
 # ArchdbGateStep.cmake — one (kernel variant, target) of the build gate, run with
 # `cmake -DCONFIG=<step file> -P ArchdbGateStep.cmake` (ArchdbGate.cmake writes the step file):
-#   1. `archdb check --manifest` before compiling: not cleared → no code object; the build log says why;
+#   1. the pair's answer, decided before compiling by the gate's one `archdb check` of every pair
+#      (ArchdbGateDecide.cmake, read from DECISION): not cleared → no code object; the build log says why;
 #   2. cleared: the device IR is compiled and checked again against the manifest (drift fails the build);
 #   3. the code object is compiled (with the backend's resource remarks), disassembled with llvm-objdump,
 #      and reported by `archdb code-object` (scratch must be 0);
@@ -22,25 +23,55 @@ endfunction()
 
 file(MAKE_DIRECTORY "${OUT_DIR}")
 set(base "${OUT_DIR}/${TARGET}")
-file(REMOVE "${base}.hsaco" "${base}.ll" "${base}.s" "${base}.remarks" "${base}.report.json" "${base}.result.json")
 if(FLAVOR)
   set(flavor_args --flavor "${FLAVOR}")
 else()
   set(flavor_args --compiler "${COMPILER}")
 endif()
 
-# 1. Ask before compiling.
-execute_process(
-  COMMAND "${ARCHDB}" ${ARCHDB_ARGS} check --manifest "${MANIFEST}" --target "${TARGET}" ${flavor_args} --json
-  OUTPUT_VARIABLE check_json ERROR_VARIABLE check_err RESULT_VARIABLE rc)
-if(NOT rc MATCHES "^[012]$")
-  string(STRIP "${check_err}" check_err)
-  gate_fail("archdb check failed (exit ${rc}): ${check_err}")
+# 1. The answer decided before compiling.
+if(NOT EXISTS "${DECISION}")
+  gate_fail("no decision at ${DECISION} (the gate's archdb check did not answer this kernel)")
 endif()
+file(READ "${DECISION}" decisions)
+string(JSON check_json ERROR_VARIABLE err GET "${decisions}" "${TARGET}")
+if(err)
+  gate_fail("${DECISION} has no answer for ${TARGET}: ${err}")
+endif()
+
+# GNU make has no restat: once the gate's one decision has run (a manifest changed), make runs every step,
+# though most answers are as they were. A step whose inputs are those of its last run — its answer, the
+# manifest, the source and the files it DEPENDS on, the flags, the tools and this script — keeps what that
+# run made instead of compiling again.
+set(inputs "${check_json}\n${FLAGS}\n${ALLOW_UNVALIDATED}\n${COMPILER}\n${OBJDUMP}\n${ARCHDB}\n${ARCHDB_ARGS}\n")
+foreach(tool IN ITEMS "${COMPILER}" "${ARCHDB}")
+  file(TIMESTAMP "${tool}" stamp "%s" UTC)
+  string(APPEND inputs "${tool} ${stamp}\n")
+endforeach()
+foreach(input IN LISTS MANIFEST SOURCE DEPENDS_FILES CMAKE_CURRENT_LIST_FILE)
+  if(EXISTS "${input}" AND NOT IS_DIRECTORY "${input}")
+    file(SHA256 "${input}" digest)
+  else()
+    set(digest missing)
+  endif()
+  string(APPEND inputs "${input} ${digest}\n")
+endforeach()
+string(SHA256 inputs_digest "${inputs}")
+if(EXISTS "${base}.result.json" AND EXISTS "${base}.inputs")
+  file(READ "${base}.inputs" last_digest)
+  if(last_digest STREQUAL inputs_digest)
+    file(TOUCH "${base}.result.json")
+    return()
+  endif()
+endif()
+file(REMOVE "${base}.hsaco" "${base}.ll" "${base}.s" "${base}.remarks" "${base}.report.json" "${base}.result.json"
+     "${base}.inputs")
 string(JSON verdict GET "${check_json}" verdict)
 string(JSON headline GET "${check_json}" message)
+# The processor as LLVM names it (TARGET may be an alias: fiji is gfx803): what is compiled for and recorded.
+string(JSON processor GET "${check_json}" target)
 json_string(kernel_json "${KERNEL}")
-json_string(target_json "${TARGET}")
+json_string(target_json "${processor}")
 # The keys the pair was checked for (the manifest's), recorded with built and refused pairs alike.
 file(READ "${MANIFEST}" manifest_text)
 string(JSON keys_json ERROR_VARIABLE err GET "${manifest_text}" keys)
@@ -59,12 +90,13 @@ if(NOT build)
   message(NOTICE "archdb gate: ${headline}")
   file(WRITE "${base}.result.json"
     "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": false, \"keys\": ${keys_json}, \"check\": ${check_json}}\n")
+  file(WRITE "${base}.inputs" "${inputs_digest}")
   return()
 endif()
 
 # 2. The device IR, checked again: an intrinsic the manifest does not list is drift.
 execute_process(
-  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${TARGET} -S -emit-llvm -o "${base}.ll" "${SOURCE}"
+  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${processor} -S -emit-llvm -o "${base}.ll" "${SOURCE}"
   ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   gate_fail("compiling device IR failed:\n${err}")
@@ -88,14 +120,14 @@ endif()
 
 # 3. The code object, its disassembly and its report.
 execute_process(
-  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${TARGET} --no-gpu-bundle-output
+  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${processor} --no-gpu-bundle-output
           -Rpass-analysis=kernel-resource-usage -o "${base}.hsaco" "${SOURCE}"
   ERROR_VARIABLE remarks RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   gate_fail("compiling the code object failed:\n${remarks}")
 endif()
 file(WRITE "${base}.remarks" "${remarks}")
-execute_process(COMMAND "${OBJDUMP}" -d --mcpu=${TARGET} "${base}.hsaco"
+execute_process(COMMAND "${OBJDUMP}" -d --mcpu=${processor} "${base}.hsaco"
   OUTPUT_FILE "${base}.s" ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   gate_fail("llvm-objdump failed: ${err}")
@@ -113,3 +145,4 @@ json_string(object_json "${kernel_dir}/${TARGET}.hsaco")
 message(STATUS "archdb gate: ${headline}")
 file(WRITE "${base}.result.json"
   "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": true, \"keys\": ${keys_json}, \"code_object\": ${object_json}, \"check\": ${check_json}, \"report\": ${report}}\n")
+file(WRITE "${base}.inputs" "${inputs_digest}")

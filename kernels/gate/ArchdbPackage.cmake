@@ -23,6 +23,6 @@ function(archdb_install_package)
     COMPATIBILITY SameMinorVersion)
   install(FILES "${P_BINARY_DIR}/archdbConfig.cmake" "${P_BINARY_DIR}/archdbConfigVersion.cmake"
                 "${P_SOURCE_DIR}/kernels/gate/ArchdbGate.cmake" "${P_SOURCE_DIR}/kernels/gate/ArchdbGateStep.cmake"
-                "${P_SOURCE_DIR}/kernels/gate/ArchdbGateManifest.cmake"
+                "${P_SOURCE_DIR}/kernels/gate/ArchdbGateManifest.cmake" "${P_SOURCE_DIR}/kernels/gate/ArchdbGateDecide.cmake"
           DESTINATION ${cmake_dir})
 endfunction()
