@@ -409,6 +409,24 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     }
   }
 
+  // A kernel compiled with features beyond its processor's (+wavefrontsize64 on gfx1100) poses its calls to
+  // another code generator than the columns measured: wave64 forms of WMMA lower only there, and forms that
+  // lower on the plain processor may not. Neither answer holds, so every use that depends on the processor is
+  // a non-answer naming the features; a foreign target's intrinsic and a name this LLVM lacks stay refused.
+  if (!request.added_features.empty()) {
+    result.added_features = request.added_features;
+    const std::string features = join(request.added_features, ",");
+    for (CheckItem& item : result.items) {
+      if (item.source == "llvm" || item.status == status_name(Status::kNameAbsent)) continue;
+      item.evidence = "the kernel is compiled with " + features + " beyond " + request.target + "'s own features; " +
+                      request.flavor + "'s cells were measured without them (without them: " + item.status +
+                      (item.evidence.empty() ? "" : ", " + item.evidence) + ")";
+      item.status = "no_answer";
+      item.verdict = Verdict::kUnvalidated;
+      item.lowered_to.clear();
+    }
+  }
+
   result.verdict = Verdict::kCleared;
   for (const CheckItem& item : result.items)
     if (severity(item.verdict) > severity(result.verdict)) result.verdict = item.verdict;
@@ -469,6 +487,7 @@ nlohmann::ordered_json CheckResult::to_json() const {
   }
   j["generic_intrinsics"] = generic_intrinsics;
   j["declared_only"] = declared_only;
+  if (!added_features.empty()) j["added_features"] = added_features;
   if (drift_checked) j["drift"] = drift;
   return j;
 }

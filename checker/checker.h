@@ -84,6 +84,9 @@ struct CheckRequest {
   std::vector<std::string> generic_intrinsics;  // target-independent ones (llvm.memcpy...): listed, not gated
   std::vector<std::string> declared_only;       // target intrinsics declared and never called: listed, not gated
   std::map<std::string, std::string> declarations;  // intrinsic -> its declaration in the IR (ir_uses.h)
+  // Features the kernel is compiled with beyond its processor's own (IrUses::added_features): the columns were
+  // not measured with them, so no cell answers for such a kernel (each use becomes a non-answer saying so).
+  std::vector<std::string> added_features;
 };
 
 // Measures an instantiation no census measured, in isolated workers, and keeps the cell (checker/ links no
@@ -114,6 +117,7 @@ struct CheckResult {
   Verdict verdict = Verdict::kUnvalidated;
   std::vector<CheckItem> items;               // one per key / intrinsic, in request order
   std::vector<std::string> generic_intrinsics;
+  std::vector<std::string> added_features;  // as the request gave them
   std::vector<std::string> declared_only;
   // A manifest checked against compiled IR (manifest_drift): each intrinsic the IR uses that the manifest
   // does not list. Drift refuses the build whatever the items say.

@@ -197,6 +197,7 @@ std::string encode_ir_reply(const IrUses& uses) {
   j["generic_intrinsics"] = uses.generic_intrinsics;
   j["kernels"] = uses.kernels;
   j["declarations"] = uses.declarations;
+  j["added_features"] = uses.added_features;
   return json{{"uses", j}}.dump();
 }
 
@@ -223,6 +224,7 @@ IrUses decode_ir_reply(const std::string& reply, const std::string& name) {
   uses.declared_only = strings("declared_only");
   uses.generic_intrinsics = strings("generic_intrinsics");
   uses.kernels = strings("kernels");
+  uses.added_features = strings("added_features");
   if (!u.contains("declarations") || !u["declarations"].is_object()) throw garbled();
   for (const auto& [k, v] : u["declarations"].items()) {
     if (!v.is_string()) throw garbled();

@@ -17,6 +17,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "llvm/llvm_compat.h"
+#include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
 
@@ -86,7 +87,7 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
   if (llvm::verifyModule(*module, &problems_stream))
     throw input_error(name + ": LLVM IR does not verify: " + one_line(problems_stream.str()));
 
-  std::set<std::string> target, generic, kernels, declared_only;
+  std::set<std::string> target, generic, kernels, declared_only, added_features;
   std::map<std::string, std::string> declarations;
   for (const llvm::Function& function : *module) {
     llvm::StringRef fname = function.getName();
@@ -115,6 +116,11 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
                                              function.getCallingConv() == llvm::CallingConv::SPIR_KERNEL)) {
       kernels.insert(fname.str());
     }
+    if (!function.isDeclaration() && function.hasFnAttribute("target-cpu") && function.hasFnAttribute("target-features")) {
+      const std::string cpu = function.getFnAttribute("target-cpu").getValueAsString().str();
+      for (std::string& f : features_beyond_default(cpu, function.getFnAttribute("target-features").getValueAsString().str()))
+        added_features.insert(std::move(f));
+    }
   }
   IrUses uses;
   uses.target_intrinsics.assign(target.begin(), target.end());
@@ -122,6 +128,7 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
   uses.generic_intrinsics.assign(generic.begin(), generic.end());
   uses.kernels.assign(kernels.begin(), kernels.end());
   uses.declarations = std::move(declarations);
+  uses.added_features.assign(added_features.begin(), added_features.end());
   return uses;
 }
 

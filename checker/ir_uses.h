@@ -20,6 +20,10 @@ struct IrUses {
   // Each called llvm.amdgcn.* intrinsic's declaration as LLVM read it ("declare double @\"llvm.amdgcn.cos.f64\"(double)"),
   // for measuring an instantiation no census measured.
   std::map<std::string, std::string> declarations;
+  // What the defined functions' "target-features" change on their own "target-cpu" (features_beyond_default),
+  // sorted, unique: e.g. "+wavefrontsize64" for a wave64 kernel of gfx1100. The columns are measured with each
+  // processor's own features, so a kernel compiled with others is not answered by them.
+  std::vector<std::string> added_features;
 };
 
 // The target an intrinsic name belongs to when that is a target of the linked LLVM other than AMDGPU

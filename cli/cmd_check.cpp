@@ -156,6 +156,7 @@ int check(const Context& ctx, const CheckArgs& args) {
     request.generic_intrinsics = uses->generic_intrinsics;
     request.declared_only = uses->declared_only;
     request.declarations = uses->declarations;
+    request.added_features = uses->added_features;
   } else if (manifests.empty()) {
     request.keys = catalog_keys(ctx.load_catalog(), args.keys);
     if (request.keys.empty()) throw usage_error("check: --keys names no key");

@@ -71,11 +71,11 @@ inline llvm::MCAsmInfo* create_asm_info(const llvm::Target& target, const llvm::
 }
 
 inline llvm::MCSubtargetInfo* create_subtarget_info(const llvm::Target& target, const llvm::Triple& triple,
-                                                    llvm::StringRef cpu) {
+                                                    llvm::StringRef cpu, llvm::StringRef features = "") {
 #if LLVM_VERSION_MAJOR >= 22
-  return target.createMCSubtargetInfo(triple, cpu, "");
+  return target.createMCSubtargetInfo(triple, cpu, features);
 #else
-  return target.createMCSubtargetInfo(triple.str(), cpu, "");
+  return target.createMCSubtargetInfo(triple.str(), cpu, features);
 #endif
 }
 

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -130,6 +131,20 @@ bool knows_processor(const std::string& cpu) {
   std::unique_ptr<llvm::MCSubtargetInfo> sti(
       compat::create_subtarget_info(amdgpu_target(), amdgpu_triple(), "generic"));
   return sti && sti->isCPUStringValid(cpu);
+}
+
+std::vector<std::string> features_beyond_default(const std::string& cpu, const std::string& features) {
+  if (!knows_processor(cpu)) return {};
+  std::unique_ptr<llvm::MCSubtargetInfo> plain(compat::create_subtarget_info(amdgpu_target(), amdgpu_triple(), cpu)),
+      asked(compat::create_subtarget_info(amdgpu_target(), amdgpu_triple(), cpu, features));
+  if (!plain || !asked) return {};
+  std::vector<std::string> out;
+  for (const llvm::SubtargetFeatureKV& feature : asked->getAllProcessorFeatures()) {
+    const bool by_default = plain->getFeatureBits().test(feature.Value), set = asked->getFeatureBits().test(feature.Value);
+    if (by_default != set) out.push_back(std::string(set ? "+" : "-") + feature.Key);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 std::string canonical_processor(const std::string& name) {

@@ -43,4 +43,10 @@ bool knows_processor(const std::string& cpu);
 // or one this LLVM does not know, comes back as given (so that its error names what the user wrote).
 std::string canonical_processor(const std::string& name);
 
+// What an IR function's "target-features" (LLVM's "+a,-b" form) changes on processor `cpu`: the features it
+// sets or clears beyond the processor's own, "+name"/"-name" sorted, as LLVM's subtarget tables compute them
+// (clang lists every feature the processor has; only a real difference, e.g. +wavefrontsize64 on gfx1100,
+// is returned). Empty for a processor this LLVM does not know.
+std::vector<std::string> features_beyond_default(const std::string& cpu, const std::string& features);
+
 }  // namespace archdb

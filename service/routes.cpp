@@ -839,6 +839,7 @@ Reply Api::check(const Request& r) const {
     release_compute();
     request.intrinsics = uses.target_intrinsics;
     request.generic_intrinsics = uses.generic_intrinsics;
+    request.added_features = uses.added_features;
     request.declared_only = uses.declared_only;
     kernels = uses.kernels;
     if (request.subject.empty() && kernels.size() == 1) request.subject = kernels.front();

@@ -239,6 +239,27 @@ TEST(CheckerCensus, ANameTheFlavorsLlvmLacksIsNameAbsent) {
   }
 }
 
+// A kernel's "target-features" against its own "target-cpu", as LLVM's subtarget tables compute them: the
+// features a processor has anyway (clang lists them all) are no difference; wave64 on gfx1100 is one.
+std::string kernel_with_features(const std::string& cpu, const std::string& features) {
+  return "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+         "define amdgpu_kernel void @k(ptr addrspace(1) %p) #0 {\n"
+         "  %x = call i32 @llvm.amdgcn.workitem.id.x()\n  store i32 %x, ptr addrspace(1) %p\n  ret void\n}\n"
+         "attributes #0 = { \"target-cpu\"=\"" + cpu + "\" \"target-features\"=\"" + features + "\" }\n";
+}
+
+TEST(IrUses, FeaturesBeyondTheProcessorsOwnAreFound) {
+  EXPECT_EQ(scan_ir_buffer(kernel_with_features("gfx1100", "+wavefrontsize32"), "k.ll").added_features,
+            std::vector<std::string>{});
+  EXPECT_EQ(scan_ir_buffer(kernel_with_features("gfx90a", "+wavefrontsize64,+mai-insts,+gfx90a-insts"), "k.ll").added_features,
+            std::vector<std::string>{});
+  std::vector<std::string> wave64 = scan_ir_buffer(kernel_with_features("gfx1100", "+wavefrontsize64"), "k.ll").added_features;
+  EXPECT_NE(std::find(wave64.begin(), wave64.end(), "+wavefrontsize64"), wave64.end()) << ::testing::PrintToString(wave64);
+  EXPECT_EQ(scan_ir_buffer(kernel_with_features("gfx90a", "+xnack"), "k.ll").added_features,
+            std::vector<std::string>{"+xnack"});
+  EXPECT_EQ(scan_ir_buffer(kKernelIr, "kernel.ll").added_features, std::vector<std::string>{}) << "no attributes";
+}
+
 TEST(IrUses, BrokenIrIsOneLineNamingFileAndLine) {
   try {
     scan_ir_buffer("define void @f() {\n  %x = add i32 1\n}\n", "broken.ll");
@@ -386,6 +407,24 @@ TEST_F(CheckCli, ManyManifestsOnManyTargetsInOneProcessAnswerAsOneAPair) {
   auto empty = check({"--flavor", "llvm22", "--manifest", "@" + (dir / "none.txt").string(), "--target", "gfx90a"});
   EXPECT_EQ(empty.exit_code, 3);
   EXPECT_NE(empty.err.find("none.txt"), std::string::npos) << empty.err;
+}
+
+// A kernel compiled with features its processor does not have by default is not answered by cells measured
+// without them: each use is a non-answer naming the features (exit 2), through the isolated reader; the same
+// kernel without them is cleared.
+TEST_F(CheckCli, AKernelWithFeaturesBeyondItsProcessorsIsNotAnsweredByCellsMeasuredWithout) {
+  test::write(dir / "wave64.ll", kernel_with_features("gfx1100", "+wavefrontsize64"));
+  auto r = check({"--target", "gfx1100", "--flavor", "llvm22", "--json", (dir / "wave64.ll").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "unvalidated");
+  EXPECT_NE(std::find(j["added_features"].begin(), j["added_features"].end(), "+wavefrontsize64"), j["added_features"].end());
+  EXPECT_EQ(j["items"][0]["status"], "no_answer");
+  const std::string evidence = j["items"][0]["evidence"];
+  EXPECT_NE(evidence.find("compiled with +wavefrontsize64"), std::string::npos) << evidence;
+  EXPECT_NE(evidence.find("(without them: ok"), std::string::npos) << evidence;
+  test::write(dir / "wave32.ll", kernel_with_features("gfx1100", "+wavefrontsize32"));
+  EXPECT_EQ(check({"--target", "gfx1100", "--flavor", "llvm22", (dir / "wave32.ll").string()}).exit_code, 0);
 }
 
 // LLVM's own spellings of a processor (its table's aliases) name the processor the columns call gfxN: the
