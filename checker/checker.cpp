@@ -22,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "support/error.h"
+#include "llvm/toolchain.h"
 #include "support/text.h"
 
 extern char** environ;
@@ -270,10 +271,25 @@ CheckResult Checker::check(const CheckRequest& request) const {
 CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& column) const {
   if (!is_valid_flavor(request.flavor))
     throw usage_error("unknown flavor '" + request.flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
-  const bool wired = targets_.contains(request.target);
-  const bool census_only = !wired && std::binary_search(column.census_processors.begin(),
-                                                        column.census_processors.end(), request.target);
-  if (!wired && !census_only) {
+  // A kernel compiled with features beyond its processor's is the question for the processor with them
+  // ("gfx1100:+wavefrontsize64"), which this build measures on demand where it links the flavor's LLVM.
+  if (!request.added_features.empty() && target_features(request.target).empty() && measurer_ &&
+      measurer_->measures(request.flavor)) {
+    CheckRequest with_features = request;
+    with_features.added_features.clear();
+    with_features.target = request.target + ":" + join(request.added_features, ",");
+    CheckResult result = check(with_features, column);
+    result.added_features = request.added_features;
+    return result;
+  }
+  const std::string processor = target_processor(request.target);
+  const bool featured = processor != request.target;
+  const bool processor_wired = targets_.contains(processor);
+  const bool processor_in_census =
+      std::binary_search(column.census_processors.begin(), column.census_processors.end(), processor);
+  const bool wired = !featured && processor_wired;
+  const bool census_only = !featured && !wired && processor_in_census;
+  if (!wired && !census_only && !(featured && (processor_wired || processor_in_census))) {
     std::string known = "wired targets: " + join(targets_.names, ", ");
     if (!column.census_processors.empty())
       known += "; " + request.flavor + "'s census also has: " + join(column.census_processors, ", ");
@@ -366,8 +382,30 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     return it != column.cells.end() && it->first.first == key ? it->second.intrinsic : "";
   };
 
+  // A processor with features: no column or census measured it; every call is measured on demand (from the
+  // kernel's declaration of it), or is a non-answer saying so.
+  auto featured_answer = [&](const std::string& intrinsic, const std::string& key) {
+    if (intrinsic.empty())
+      return no_answer(intrinsic, key, "no measured cell of " + key + " in " + request.flavor + " names its intrinsic");
+    std::optional<CheckItem> item = on_demand_answer(intrinsic);
+    if (!item && census_knows(intrinsic) == false) item = name_absent(intrinsic);
+    if (!item) {
+      std::string why = request.target + " (a processor with features) is measured on demand, from a kernel's IR, by an "
+                        "archdb that links " + request.flavor + "'s LLVM";
+      if (request.declarations.find(intrinsic) == request.declarations.end() && !key.empty())
+        why = request.target + " is measured on demand from a kernel's IR (its declaration of " + intrinsic +
+              "), not from a key";
+      return no_answer(intrinsic, key, why);
+    }
+    item->key = key;
+    item->intrinsic = intrinsic;
+    return *item;
+  };
+
   for (const std::string& key : request.keys)
-    result.items.push_back(census_only ? census_only_answer(resolved_intrinsic(key), key) : answer_for_key(key, ""));
+    result.items.push_back(featured      ? featured_answer(resolved_intrinsic(key), key)
+                           : census_only ? census_only_answer(resolved_intrinsic(key), key)
+                                         : answer_for_key(key, ""));
   for (const std::string& intrinsic : request.intrinsics) {
     auto keys = column.keys_by_intrinsic.find(intrinsic);
     if (std::optional<std::string> foreign = foreign_target_of(intrinsic)) {
@@ -380,9 +418,9 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
       item.source = "llvm";
       item.verdict = Verdict::kRefused;
       result.items.push_back(std::move(item));
-    } else if (census_only) {
+    } else if (featured || census_only) {
       std::string key = keys == column.keys_by_intrinsic.end() ? "" : keys->second.front();
-      result.items.push_back(census_only_answer(intrinsic, key));
+      result.items.push_back(featured ? featured_answer(intrinsic, key) : census_only_answer(intrinsic, key));
     } else if (!column.has_cells) {
       result.items.push_back(no_answer(intrinsic, "", no_column));
     } else if (keys == column.keys_by_intrinsic.end()) {
@@ -413,13 +451,14 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
   // another code generator than the columns measured: wave64 forms of WMMA lower only there, and forms that
   // lower on the plain processor may not. Neither answer holds, so every use that depends on the processor is
   // a non-answer naming the features; a foreign target's intrinsic and a name this LLVM lacks stay refused.
-  if (!request.added_features.empty()) {
+  if (!request.added_features.empty() && target_features(request.target) != join(request.added_features, ",")) {
     result.added_features = request.added_features;
     const std::string features = join(request.added_features, ",");
     for (CheckItem& item : result.items) {
       if (item.source == "llvm" || item.status == status_name(Status::kNameAbsent)) continue;
-      item.evidence = "the kernel is compiled with " + features + " beyond " + request.target + "'s own features; " +
-                      request.flavor + "'s cells were measured without them (without them: " + item.status +
+      item.evidence = "the kernel is compiled with " + features + " beyond " + target_processor(request.target) +
+                      "'s own features; " + request.flavor + "'s cells of " + request.target +
+                      " were measured without them (there: " + item.status +
                       (item.evidence.empty() ? "" : ", " + item.evidence) + ")";
       item.status = "no_answer";
       item.verdict = Verdict::kUnvalidated;

@@ -65,7 +65,7 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
 CLI::Validator processor_name() {
   return CLI::Validator(
       [](std::string& name) {
-        name = canonical_processor(name);
+        name = canonical_target(name);
         return std::string();
       },
       "PROCESSOR", "LLVM's processor name");

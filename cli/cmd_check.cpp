@@ -181,7 +181,7 @@ int check(const Context& ctx, const CheckArgs& args) {
     std::vector<std::string> drift;
     if (m && uses) drift = manifest_drift(uses->target_intrinsics, m->keys, column, checker.catalog());
     for (const std::string& target : args.targets) {
-      req.target = canonical_processor(target);
+      req.target = canonical_target(target);
       results.push_back(checker.check(req, column));
       // Drift is a refusal of the build on every target: the verdict, the message and the JSON say so.
       if (m && uses) results.back().apply_drift(drift);

@@ -37,11 +37,11 @@ inline const llvm::Target* lookup_target(const llvm::Triple& triple, std::string
 
 inline llvm::TargetMachine* create_target_machine(const llvm::Target& target, const llvm::Triple& triple,
                                                   llvm::StringRef cpu, const llvm::TargetOptions& options,
-                                                  llvm::CodeGenOptLevel level) {
+                                                  llvm::CodeGenOptLevel level, llvm::StringRef features = "") {
 #if LLVM_VERSION_MAJOR >= 21
-  return target.createTargetMachine(triple, cpu, "", options, std::nullopt, std::nullopt, level);
+  return target.createTargetMachine(triple, cpu, features, options, std::nullopt, std::nullopt, level);
 #else
-  return target.createTargetMachine(triple.str(), cpu, "", options, std::nullopt, std::nullopt, level);
+  return target.createTargetMachine(triple.str(), cpu, features, options, std::nullopt, std::nullopt, level);
 #endif
 }
 

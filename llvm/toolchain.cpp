@@ -147,6 +147,47 @@ std::vector<std::string> features_beyond_default(const std::string& cpu, const s
   return out;
 }
 
+std::string target_processor(const std::string& target) { return target.substr(0, target.find(':')); }
+
+std::string target_features(const std::string& target) {
+  size_t colon = target.find(':');
+  return colon == std::string::npos ? "" : target.substr(colon + 1);
+}
+
+std::string canonical_target(const std::string& text) {
+  size_t colon = text.find(':');
+  const std::string processor = canonical_processor(text.substr(0, colon));
+  if (colon == std::string::npos) return processor;
+  if (!knows_processor(processor)) return text;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(compat::create_subtarget_info(amdgpu_target(), amdgpu_triple(), processor));
+  std::vector<std::string> features;
+  std::string token;
+  const std::string rest = text.substr(colon + 1) + ",";
+  for (char c : rest) {
+    if (c != ',' && c != ':') {
+      token += c;
+      continue;
+    }
+    if (token.empty()) throw usage_error("target '" + text + "': an empty feature");
+    std::string feature;
+    if (token[0] == '+' || token[0] == '-') feature = token;
+    else if (token.back() == '+' || token.back() == '-') feature = token.back() + token.substr(0, token.size() - 1);
+    else throw usage_error("target '" + text + "': feature '" + token + "' is neither +name/-name nor name+/name-");
+    const std::string name = feature.substr(1);
+    bool known = false;
+    for (const llvm::SubtargetFeatureKV& kv : info->getAllProcessorFeatures()) known = known || name == kv.Key;
+    if (!known) throw usage_error("target '" + text + "': '" + name + "' is not a feature of LLVM's AMDGPU target");
+    features.push_back(feature);
+    token.clear();
+  }
+  std::string list;
+  for (const auto& f : features) list += (list.empty() ? "" : ",") + f;
+  std::vector<std::string> changed = features_beyond_default(processor, list);
+  std::string name = processor;
+  for (size_t i = 0; i < changed.size(); ++i) name += (i ? "," : ":") + changed[i];
+  return name;
+}
+
 std::string canonical_processor(const std::string& name) {
   const llvm::AMDGPU::GPUKind kind = llvm::AMDGPU::parseArchAMDGCN(name);
   if (kind == llvm::AMDGPU::GK_NONE) return name;

@@ -117,12 +117,12 @@ UndefinedByFunction undefined_symbols_by_function(const std::string& object, std
   return out;
 }
 
-Assembler::Assembler(const std::string& cpu) : tables_(new Tables) {
+Assembler::Assembler(const std::string& cpu, const std::string& features) : tables_(new Tables) {
   const llvm::Target& target = amdgpu_target();
   const llvm::Triple& triple = amdgpu_triple();
   tables_->registers.reset(compat::create_register_info(target, triple));
   tables_->asm_info.reset(compat::create_asm_info(target, *tables_->registers, triple, tables_->options));
-  tables_->subtarget.reset(compat::create_subtarget_info(target, triple, cpu));
+  tables_->subtarget.reset(compat::create_subtarget_info(target, triple, cpu, features));
   tables_->instructions.reset(target.createMCInstrInfo());
 }
 

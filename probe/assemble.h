@@ -29,7 +29,8 @@ struct AssemblyResult {
 
 class Assembler {
  public:
-  explicit Assembler(const std::string& cpu);  // the MC tables are built once per processor
+  // The MC tables are built once per processor (and the features it is measured with, LLVM's -mattr form).
+  explicit Assembler(const std::string& cpu, const std::string& features = "");
   ~Assembler();
   AssemblyResult assemble(const std::string& text) const;
 

@@ -87,7 +87,8 @@ class ProbeRun {
       k.function = "p" + std::to_string(i);
       keys_.push_back(k);
     }
-    for (const auto& t : options.targets) (knows_processor(t) ? known_ : unknown_).push_back(t);
+    // A target may carry features ("gfx1100:+wavefrontsize64"): its processor must be one LLVM knows.
+    for (const auto& t : options.targets) (knows_processor(target_processor(t)) ? known_ : unknown_).push_back(t);
     workers_ = options.jobs > 0 ? options.jobs : usable_cpus();
   }
 
@@ -142,8 +143,9 @@ class ProbeRun {
   void prepare_targets() {
     llvm::TargetOptions target_options;
     for (const auto& cpu : known_) {
-      std::unique_ptr<llvm::TargetMachine> machine(compat::create_target_machine(
-          amdgpu_target(), amdgpu_triple(), cpu, target_options, llvm::CodeGenOptLevel::None));
+      std::unique_ptr<llvm::TargetMachine> machine(
+          compat::create_target_machine(amdgpu_target(), amdgpu_triple(), target_processor(cpu), target_options,
+                                        llvm::CodeGenOptLevel::None, target_features(cpu)));
       if (!machine) throw internal_error("LLVM could not create a target machine for " + cpu);
       // Warming up is codegen in this process: LLVM failing at it must not end the run. A machine that
       // cannot warm up is still used; its workers then meet the same failure, per kernel.
@@ -153,7 +155,7 @@ class ProbeRun {
         ParentFatalErrors guard;
         if (!recovery.RunSafely([&] { warm_up(*machine); })) llvm::RestorePrettyStackState(stack);
       }
-      assemblers_[cpu] = std::make_unique<Assembler>(cpu);
+      assemblers_[cpu] = std::make_unique<Assembler>(target_processor(cpu), target_features(cpu));
       resources_[cpu] = TargetResources{machine.get(), assemblers_[cpu].get()};
       machines_.push_back(std::move(machine));
     }

@@ -14,8 +14,25 @@ bool TargetList::contains(const std::string& name) const {
 
 bool is_valid_target_name(const std::string& name) {
   if (name.size() < 4 || name.rfind("gfx", 0) != 0) return false;
-  return std::all_of(name.begin() + 3, name.end(),
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-'; });
+  size_t colon = name.find(':');
+  auto processor_char = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '-'; };
+  if (!std::all_of(name.begin() + 3, colon == std::string::npos ? name.end() : name.begin() + colon, processor_char))
+    return false;
+  if (colon == std::string::npos) return true;
+  // Features: "+name" or "-name", comma-separated, each a name of lower-case letters, digits, '-', '_' and '.'.
+  std::string features = name.substr(colon + 1) + ",";
+  std::string feature;
+  for (char c : features) {
+    if (c != ',') {
+      feature += c;
+      continue;
+    }
+    if (feature.size() < 2 || (feature[0] != '+' && feature[0] != '-')) return false;
+    if (!std::all_of(feature.begin() + 1, feature.end(), [&](char f) { return processor_char(f) || f == '_' || f == '.'; }))
+      return false;
+    feature.clear();
+  }
+  return true;
 }
 
 TargetList parse_targets(const std::string& text, const std::string& path) {

@@ -16,7 +16,8 @@ struct TargetList {
 TargetList parse_targets(const std::string& text, const std::string& path);
 TargetList load_targets(const std::string& path);
 
-// Processor-name syntax: "gfx" followed by [0-9a-z-], e.g. "gfx942", "gfx11-generic".
+// Target-name syntax: a processor, "gfx" followed by [0-9a-z-] ("gfx942", "gfx11-generic"), optionally with
+// the features it is measured with, ":" and LLVM's -mattr form ("gfx1100:+wavefrontsize64,-wavefrontsize32").
 bool is_valid_target_name(const std::string& name);
 
 }  // namespace archdb

@@ -13,6 +13,7 @@
 
 #include "checker/checker.h"
 #include "checker/ir_uses.h"
+#include "llvm/toolchain.h"
 #include "checker/manifest.h"
 #include "db/census.h"
 #include "support/error.h"
@@ -409,22 +410,50 @@ TEST_F(CheckCli, ManyManifestsOnManyTargetsInOneProcessAnswerAsOneAPair) {
   EXPECT_NE(empty.err.find("none.txt"), std::string::npos) << empty.err;
 }
 
-// A kernel compiled with features its processor does not have by default is not answered by cells measured
-// without them: each use is a non-answer naming the features (exit 2), through the isolated reader; the same
-// kernel without them is cleared.
-TEST_F(CheckCli, AKernelWithFeaturesBeyondItsProcessorsIsNotAnsweredByCellsMeasuredWithout) {
-  test::write(dir / "wave64.ll", kernel_with_features("gfx1100", "+wavefrontsize64"));
-  auto r = check({"--target", "gfx1100", "--flavor", "llvm22", "--json", (dir / "wave64.ll").string()});
-  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
-  nlohmann::json j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["verdict"], "unvalidated");
-  EXPECT_NE(std::find(j["added_features"].begin(), j["added_features"].end(), "+wavefrontsize64"), j["added_features"].end());
-  EXPECT_EQ(j["items"][0]["status"], "no_answer");
-  const std::string evidence = j["items"][0]["evidence"];
-  EXPECT_NE(evidence.find("compiled with +wavefrontsize64"), std::string::npos) << evidence;
-  EXPECT_NE(evidence.find("(without them: ok"), std::string::npos) << evidence;
-  test::write(dir / "wave32.ll", kernel_with_features("gfx1100", "+wavefrontsize32"));
-  EXPECT_EQ(check({"--target", "gfx1100", "--flavor", "llvm22", (dir / "wave32.ll").string()}).exit_code, 0);
+// A wave64 kernel of gfx1100 (-mwavefrontsize64): its WMMA is the wave64 form (<4 x float>), which the plain
+// processor's cells refuse. Its target-features make the question gfx1100 with wave64, which this build
+// measures on demand (the kernel's own declaration, in an isolated worker): the instruction, cleared. A flavor
+// this build does not link cannot measure it: a non-answer naming the features, never the plain answer.
+std::string wave64_wmma_kernel(const std::string& features) {
+  return "declare <4 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16(<16 x half>, <16 x half>, <4 x float>)\n"
+         "define amdgpu_kernel void @k(ptr addrspace(1) %p) #0 {\n"
+         "  %a = load <16 x half>, ptr addrspace(1) %p\n  %c = load <4 x float>, ptr addrspace(1) %p\n"
+         "  %d = call <4 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16(<16 x half> %a, <16 x half> %a, "
+         "<4 x float> %c)\n"
+         "  store <4 x float> %d, ptr addrspace(1) %p\n  ret void\n}\n"
+         "attributes #0 = { \"target-cpu\"=\"gfx1100\" \"target-features\"=\"" + features + "\" }\n";
+}
+
+TEST_F(CheckCli, AKernelsTargetFeaturesAreMeasuredOnDemandNotAnsweredByThePlainProcessor) {
+  test::write(dir / "wave64.ll", wave64_wmma_kernel("+wavefrontsize64"));
+  test::write(dir / "wave32.ll", wave64_wmma_kernel("+wavefrontsize32"));
+  auto plain = check({"--target", "gfx1100", "--flavor", "llvm22", (dir / "wave32.ll").string()});
+  EXPECT_EQ(plain.exit_code, 1) << plain.out << plain.err;  // the wave64 form on a wave32 kernel: refused
+  if (linked_toolchain().flavor() == "llvm22") {
+    auto r = check({"--target", "gfx1100", "--flavor", "llvm22", "--json", (dir / "wave64.ll").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["target"].get<std::string>().rfind("gfx1100:+wavefrontsize64", 0), 0u) << j["target"];
+    EXPECT_NE(std::find(j["added_features"].begin(), j["added_features"].end(), "+wavefrontsize64"), j["added_features"].end());
+    ASSERT_EQ(j["items"].size(), 1u);
+    EXPECT_EQ(j["items"][0]["source"], "on_demand");
+    EXPECT_NE(j["items"][0]["lowered_to"].dump().find("v_wmma_f32_16x16x16_f16"), std::string::npos) << j.dump();
+    // The same question by name: the target with its features, answered from the cell measured above.
+    auto named = check({"--target", "gfx1100:+wavefrontsize64", "--flavor", "llvm22", (dir / "wave64.ll").string()});
+    EXPECT_EQ(named.exit_code, 0) << named.out << named.err;
+  }
+  auto other = check({"--target", "gfx1100", "--flavor", "llvm23", "--json", (dir / "wave64.ll").string()});
+  EXPECT_EQ(other.exit_code, 2) << other.out << other.err;
+  nlohmann::json o = nlohmann::json::parse(other.out);
+  EXPECT_EQ(o["items"][0]["status"], "no_answer");
+  EXPECT_NE(o["items"][0]["evidence"].get<std::string>().find("compiled with +wavefrontsize64"), std::string::npos)
+      << o.dump();
+  // Features as a user writes them: LLVM's -mattr form or a target ID's; an unknown one is an error naming it.
+  auto bad = check({"--target", "gfx1100:+nosuch", "--flavor", "llvm22", "--keys", "workitem.x"});
+  EXPECT_EQ(bad.exit_code, 3);
+  EXPECT_NE(bad.err.find("'nosuch' is not a feature"), std::string::npos) << bad.err;
+  auto default_feature = check({"--target", "gfx90a:+wavefrontsize64", "--flavor", "llvm22", "--keys", "workitem.x"});
+  EXPECT_NE(default_feature.out.find("on gfx90a (llvm22)"), std::string::npos) << default_feature.out;  // gfx90a's own
 }
 
 // LLVM's own spellings of a processor (its table's aliases) name the processor the columns call gfxN: the
