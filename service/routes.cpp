@@ -130,11 +130,11 @@ class Params {
     }
     return out;
   }
-  // A list of GPU targets: as list(), each as LLVM's processor table names it (an alias such as fiji is
-  // gfx803), the name the columns use.
+  // A list of GPU targets: as list(), each as cells name it (canonical_target: an alias such as fiji is
+  // gfx803; features in LLVM's form, "gfx1100:+wavefrontsize64,-wavefrontsize32"); an unknown feature is a 400.
   std::vector<std::string> targets(const std::string& name) const {
     std::vector<std::string> out = list(name);
-    for (auto& t : out) t = canonical_processor(t);
+    for (auto& t : out) t = canonical_target(t);
     return out;
   }
   size_t number(const std::string& name, size_t fallback) const {
@@ -559,7 +559,7 @@ Reply Api::keys(const Request& r) const {
 
 Reply Api::cell(const Request& r, const std::string& flavor, const std::string& key, const std::string& named) const {
   Params(r.query).allow({}, {});
-  const std::string target = canonical_processor(named);
+  const std::string target = canonical_target(named);
   auto snap = source_.current();
   const FlavorData& f = need_flavor(*snap, flavor);
   if (const Cell* c = f.find(key, target)) return json_reply(cell_json(f, *c), snap);
@@ -783,7 +783,7 @@ Reply Api::check(const Request& r) const {
       if (!in.targets.empty()) fail(400, "give 'target' or 'targets', not both");
       in.targets = string_array(body["targets"], "targets");
     }
-    for (auto& t : in.targets) t = canonical_processor(t);
+    for (auto& t : in.targets) t = canonical_target(t);
     if (body.contains("keys")) in.keys = string_array(body["keys"], "keys");
     if (body.contains("intrinsics")) in.intrinsics = string_array(body["intrinsics"], "intrinsics");
     in.ir = str("ir");

@@ -426,6 +426,13 @@ TEST_F(Service, LlvmsProcessorAliasesAreAnsweredAsTheirGfxNames) {
   expect_error(c.Post("/v1/check", json{{"flavor", "llvm22"}, {"target", "tahitii"}, {"keys", {"workitem.x"}}}.dump(),
                       "application/json"),
                400, "unknown target 'tahitii'");
+  // Features as LLVM writes them; the service measures nothing, so a featured target is a non-answer saying so.
+  expect_error(c.Post("/v1/check?flavor=llvm22&target=gfx1100:%2Bnosuch", ir, "text/x-llvm-ir"), 400,
+               "'nosuch' is not a feature");
+  json featured = body_of(c.Post("/v1/check?flavor=llvm22&target=gfx1100:xnack%2B", ir, "text/x-llvm-ir"));
+  EXPECT_EQ(featured["results"][0]["target"], "gfx1100:+xnack") << featured.dump();
+  EXPECT_EQ(featured["verdict"], "unvalidated") << featured.dump();
+  EXPECT_EQ(featured["results"][0]["items"][0]["status"], "no_answer") << featured.dump();
 }
 
 TEST_F(Service, HostileIrIsAnAnswerAndTheServerKeepsServing) {
