@@ -420,6 +420,28 @@ TEST(Gate, InstalledPackageGatesAnotherProject) {
   EXPECT_EQ(test::read(dir / "app-build" / "app_kernels" / "atom_bf16.targets"), "gfx942");
 }
 
+// A target with features would be decided as its plain processor before compiling: the gate refuses it when it
+// is configured, naming where features go.
+TEST(Gate, TargetsWithFeaturesAreRefusedWhenConfigured) {
+  REQUIRE_GATE();
+  test::TempDir dir;
+  test::write(dir / "app" / "manifests" / "k.json",
+              R"({"schema":"archdb.kernel-manifest/v1","kernel":"k","source":"k.hip","keys":["workitem.x"]})");
+  test::write(dir / "app" / "k.hip", "__attribute__((global)) void k() {}\n");
+  test::write(dir / "app" / "CMakeLists.txt",
+              "cmake_minimum_required(VERSION 3.20)\nproject(app NONE)\n"
+              "include(" + (test::source_dir() / "kernels" / "gate" / "ArchdbGate.cmake").string() + ")\n"
+              "archdb_add_gated_kernels(app_kernels MANIFESTS manifests/k.json TARGETS gfx1100:+wavefrontsize64\n"
+              "  ARCHDB " ARCHDB_BINARY " COMPILER " ARCHDB_KERNEL_COMPILER " OBJDUMP llvm-objdump)\n");
+  std::string log = (dir / "app.log").string();
+  EXPECT_NE(run("cmake -S " + (dir / "app").string() + " -B " + (dir / "app-build").string() + " >" + log + " 2>&1"), 0);
+  std::string folded;  // CMake wraps a message's text over several indented lines
+  for (char c : test::read(log))
+    if (!std::isspace(static_cast<unsigned char>(c)) || (!folded.empty() && folded.back() != ' '))
+      folded += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
+  EXPECT_NE(folded.find("TARGETS takes processors ('gfx1100:+wavefrontsize64')"), std::string::npos) << folded;
+}
+
 // The package config finds its prefix from where it is installed: a distribution layout (prefix /usr,
 // GNUInstallDirs' multiarch LIBDIR, staged with DESTDIR) must give the real bin/archdb to a consumer.
 TEST(Gate, InstalledPackageConfigWorksWithAMultiarchLibdir) {

@@ -37,6 +37,14 @@ function(archdb_add_gated_kernels name)
   if(NOT G_TARGETS)
     set(G_TARGETS gfx90a gfx942 gfx950 gfx1100 gfx1201 gfx1250)
   endif()
+  foreach(target IN LISTS G_TARGETS)
+    if(target MATCHES ":")
+      # The decision before compiling would be the plain processor's; the compiled IR's features are checked
+      # after it (archdb reads them from the IR), so features belong to the compile flags.
+      message(FATAL_ERROR "archdb_add_gated_kernels(${name}): TARGETS takes processors ('${target}'); give "
+                          "features in COMPILE_FLAGS (-mwavefrontsize64, --offload-arch target IDs are not taken)")
+    endif()
+  endforeach()
   if(NOT G_OUTPUT_DIR)
     set(G_OUTPUT_DIR "${CMAKE_CURRENT_BINARY_DIR}/${name}")
   endif()
