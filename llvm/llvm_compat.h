@@ -24,6 +24,12 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 #include <llvm/TargetParser/Triple.h>
+// LLVM 23 moved the AMDGPU processor table (parseArchAMDGCN, getArchNameAMDGCN) out of TargetParser.h.
+#if LLVM_VERSION_MAJOR >= 23
+#include <llvm/TargetParser/AMDGPUTargetParser.h>
+#else
+#include <llvm/TargetParser/TargetParser.h>
+#endif
 
 namespace archdb::compat {
 

@@ -14,7 +14,6 @@
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
-#include <llvm/TargetParser/TargetParser.h>
 
 #include "llvm/llvm_compat.h"
 #include "support/error.h"
@@ -141,7 +140,7 @@ std::vector<std::string> features_beyond_default(const std::string& cpu, const s
   std::vector<std::string> out;
   for (const llvm::SubtargetFeatureKV& feature : asked->getAllProcessorFeatures()) {
     const bool by_default = plain->getFeatureBits().test(feature.Value), set = asked->getFeatureBits().test(feature.Value);
-    if (by_default != set) out.push_back(std::string(set ? "+" : "-") + feature.Key);
+    if (by_default != set) out.push_back(std::string(set ? "+" : "-") + compat::feature_name(feature).str());
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -175,7 +174,7 @@ std::string canonical_target(const std::string& text) {
     else throw usage_error("target '" + text + "': feature '" + token + "' is neither +name/-name nor name+/name-");
     const std::string name = feature.substr(1);
     bool known = false;
-    for (const llvm::SubtargetFeatureKV& kv : info->getAllProcessorFeatures()) known = known || name == kv.Key;
+    for (const llvm::SubtargetFeatureKV& kv : info->getAllProcessorFeatures()) known = known || name == compat::feature_name(kv);
     if (!known) throw usage_error("target '" + text + "': '" + name + "' is not a feature of LLVM's AMDGPU target");
     features.push_back(feature);
     token.clear();
