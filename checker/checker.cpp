@@ -21,8 +21,8 @@
 
 #include <sqlite3.h>
 
+#include "schema/targets.h"
 #include "support/error.h"
-#include "llvm/toolchain.h"
 #include "support/text.h"
 
 extern char** environ;

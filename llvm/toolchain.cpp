@@ -146,13 +146,6 @@ std::vector<std::string> features_beyond_default(const std::string& cpu, const s
   return out;
 }
 
-std::string target_processor(const std::string& target) { return target.substr(0, target.find(':')); }
-
-std::string target_features(const std::string& target) {
-  size_t colon = target.find(':');
-  return colon == std::string::npos ? "" : target.substr(colon + 1);
-}
-
 std::string canonical_target(const std::string& text) {
   size_t colon = text.find(':');
   const std::string processor = canonical_processor(text.substr(0, colon));

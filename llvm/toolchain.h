@@ -49,10 +49,6 @@ std::string canonical_processor(const std::string& name);
 // is returned). Empty for a processor this LLVM does not know.
 std::vector<std::string> features_beyond_default(const std::string& cpu, const std::string& features);
 
-// A target as cells name it: a processor ("gfx1100"), or a processor and the features it was measured with
-// beyond its own, in LLVM's -mattr form ("gfx1100:+wavefrontsize64"). The parts:
-std::string target_processor(const std::string& target);  // "gfx1100"
-std::string target_features(const std::string& target);   // "+wavefrontsize64", or "" for a plain processor
 // A target as a user writes it, as cells name it: the processor through canonical_processor (an alias is its
 // gfx name), features in LLVM's -mattr form ("+wavefrontsize64,-xnack") or a target ID's ("xnack+:sramecc-"),
 // reduced to what they change on the processor (features_beyond_default: "gfx90a:+wavefrontsize64" is

@@ -32,6 +32,7 @@
 #include "probe/resolve.h"
 #include "probe/synth.h"
 #include "llvm/toolchain.h"
+#include "schema/targets.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"

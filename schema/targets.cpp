@@ -35,6 +35,13 @@ bool is_valid_target_name(const std::string& name) {
   return true;
 }
 
+std::string target_processor(const std::string& target) { return target.substr(0, target.find(':')); }
+
+std::string target_features(const std::string& target) {
+  size_t colon = target.find(':');
+  return colon == std::string::npos ? "" : target.substr(colon + 1);
+}
+
 TargetList parse_targets(const std::string& text, const std::string& path) {
   TargetList list;
   list.path = path;

@@ -19,5 +19,8 @@ TargetList load_targets(const std::string& path);
 // Target-name syntax: a processor, "gfx" followed by [0-9a-z-] ("gfx942", "gfx11-generic"), optionally with
 // the features it is measured with, ":" and LLVM's -mattr form ("gfx1100:+wavefrontsize64,-wavefrontsize32").
 bool is_valid_target_name(const std::string& name);
+// The parts of a target name: "gfx1100" and "+wavefrontsize64,-wavefrontsize32" ("" for a plain processor).
+std::string target_processor(const std::string& target);
+std::string target_features(const std::string& target);
 
 }  // namespace archdb

@@ -87,5 +87,19 @@ TEST(Targets, BadNamesAndDuplicatesAreRefused) {
   }
 }
 
+// A target may carry the features it is measured with, in LLVM's -mattr form (the checker's on-demand cells).
+TEST(Targets, ANameMayCarryFeatures) {
+  for (const char* good : {"gfx1100", "gfx11-generic", "gfx1100:+wavefrontsize64", "gfx1100:+wavefrontsize64,-wavefrontsize32",
+                           "gfx90a:+xnack"})
+    EXPECT_TRUE(is_valid_target_name(good)) << good;
+  for (const char* bad : {"gfx1100:", "gfx1100:wavefrontsize64", "gfx1100:+", "gfx1100:+a,,+b", "gfx1100:+A", "sm_90:+x",
+                          "gfx1100:+a b"})
+    EXPECT_FALSE(is_valid_target_name(bad)) << bad;
+  EXPECT_EQ(target_processor("gfx1100:+wavefrontsize64"), "gfx1100");
+  EXPECT_EQ(target_features("gfx1100:+wavefrontsize64"), "+wavefrontsize64");
+  EXPECT_EQ(target_processor("gfx942"), "gfx942");
+  EXPECT_EQ(target_features("gfx942"), "");
+}
+
 }  // namespace
 }  // namespace archdb
