@@ -204,6 +204,12 @@ std::string render_rocke(const Column& column) {
     nlohmann::json cell = {{"status", std::string(rocke_status(c.status))}, {"verified_on", p.flavor}};
     if (c.status == Status::kSignatureMismatch) cell["evidence"] = "signature_mismatch: " + c.evidence;
     else if (c.status != Status::kOk) cell["evidence"] = c.evidence;
+    // What codegen emitted and LLVM's assembler rejects does not build (rocKE's probe assembles it and fails):
+    // never an ok in a peer's file, which has no status for "lowered, but not assembled".
+    if (c.status == Status::kOk && !c.mc_check.empty()) {
+      cell["status"] = std::string(status_name(Status::kArchAbsent));
+      cell["evidence"] = "LLVM's assembler rejects what the call lowers to: " + c.mc_check;
+    }
     if (c.imm) {
       // rocKE records only what its own sweep found; a value another posing found is archdb's to say.
       if (std::find(kRockeSweep.begin(), kRockeSweep.end(), *c.imm) != kRockeSweep.end()) cell["probe_imm"] = *c.imm;

@@ -71,7 +71,9 @@ TEST(RenderRocke, WritesWhatRockesGeneratorWrites) {
   Cell other_value = cell("ordered.add", "gfx942", Status::kOk, "llvm.amdgcn.ds.ordered.add");
   other_value.imm = 16777217;
   other_value.posing = "immediate 3 = 16777217";
-  column.cells = {mismatch, upgraded, swept, other_value,
+  Cell unassembled = cell("image.load", "gfx942", Status::kOk, "llvm.amdgcn.image.load.1d.v4f32.i32.v8i32");
+  unassembled.mc_check = "instruction not supported on this GPU";
+  column.cells = {mismatch, upgraded, swept, other_value, unassembled,
                   cell("load.lds", "gfx11-generic", Status::kArchAbsent, "llvm.amdgcn.global.load.lds")};
   nlohmann::json j = nlohmann::json::parse(render_rocke(column));
 
@@ -93,6 +95,9 @@ TEST(RenderRocke, WritesWhatRockesGeneratorWrites) {
   EXPECT_FALSE(j["keys"]["ordered.add"]["gfx942"].contains("probe_imm")) << "not a value of rocKE's sweep";
   EXPECT_EQ(j["keys"]["ordered.add"]["gfx942"]["archdb_imm"], 16777217);
   EXPECT_EQ(j["keys"]["ordered.add"]["gfx942"]["archdb_posing"], "immediate 3 = 16777217");
+  EXPECT_EQ(j["keys"]["image.load"]["gfx942"]["status"], "arch_absent") << "an ok the assembler rejects is no ok";
+  EXPECT_EQ(j["keys"]["image.load"]["gfx942"]["evidence"],
+            "LLVM's assembler rejects what the call lowers to: instruction not supported on this GPU");
 
 }
 
