@@ -2,7 +2,6 @@
 // spread over it), in a temporary folder removed afterwards.
 #include "bench/gate_bench.h"
 
-#include <stdlib.h>
 
 #include <algorithm>
 #include <chrono>
@@ -29,19 +28,6 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-struct TempFolder {
-  fs::path path;
-  TempFolder() {
-    std::string tmpl = (fs::temp_directory_path() / "archdb-bench-gate-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw internal_error("cannot make a temporary folder");
-    path = tmpl;
-  }
-  ~TempFolder() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 }  // namespace
 
 int run_gate_bench(const GateBenchOptions& o) {
@@ -51,7 +37,7 @@ int run_gate_bench(const GateBenchOptions& o) {
   std::vector<std::string> keys = load_catalog(o.catalog).keys();
   if (keys.size() < 3) throw usage_error("bench-gate: the catalog has fewer than 3 keys");
 
-  TempFolder tmp;
+  TempFolder tmp("archdb-bench-gate");
   std::string list;
   std::vector<std::string> kernels;
   for (int i = 0; i < o.manifests; ++i) {
@@ -62,23 +48,23 @@ int run_gate_bench(const GateBenchOptions& o) {
                         {"source", "kernels/generated.hip"},
                         {"keys", {keys[(i * 7) % keys.size()], keys[(i * 7 + 61) % keys.size()],
                                   keys[(i * 7 + 127) % keys.size()]}}};
-    write_file_atomically(tmp.path / (std::string(name) + ".json"), m.dump(2) + "\n");
+    write_file_atomically(tmp.path() / (std::string(name) + ".json"), m.dump(2) + "\n");
     list += std::string(name) + ".json\n";
     kernels.push_back(name);
   }
-  write_file_atomically(tmp.path / "manifests.txt", list);
+  write_file_atomically(tmp.path() / "manifests.txt", list);
 
   auto base = [&] {
     return std::vector<std::string>{o.archdb, "--db", o.db, "--data", o.data, "--catalog", o.catalog,
                                     "--targets-file", o.targets_file, "check", "--flavor", o.flavor};
   };
   std::vector<std::string> batch = base();
-  batch.insert(batch.end(), {"--manifest", "@" + (tmp.path / "manifests.txt").string(), "--json-dir",
-                             (tmp.path / "answers").string()});
+  batch.insert(batch.end(), {"--manifest", "@" + (tmp.path() / "manifests.txt").string(), "--json-dir",
+                             (tmp.path() / "answers").string()});
   for (const auto& t : targets) batch.insert(batch.end(), {"--target", t});
   auto pair_args = [&](size_t pair) {
     std::vector<std::string> a = base();
-    a.insert(a.end(), {"--manifest", (tmp.path / (kernels[pair / targets.size()] + ".json")).string(), "--target",
+    a.insert(a.end(), {"--manifest", (tmp.path() / (kernels[pair / targets.size()] + ".json")).string(), "--target",
                        targets[pair % targets.size()]});
     return a;
   };
@@ -107,7 +93,7 @@ int run_gate_bench(const GateBenchOptions& o) {
   // The batch's answers against the per-pair processes' exit codes (0 cleared, 1 refused, 2 unvalidated).
   size_t agree = 0;
   for (const auto& [p, code] : pair_codes) {
-    fs::path answer = tmp.path / "answers" / (kernels[p / targets.size()] + ".json");
+    fs::path answer = tmp.path() / "answers" / (kernels[p / targets.size()] + ".json");
     std::string verdict = nlohmann::json::parse(read_file(answer.string()))[targets[p % targets.size()]]["verdict"];
     int expected = verdict == "cleared" ? 0 : verdict == "refused" ? 1 : 2;
     agree += expected == code;

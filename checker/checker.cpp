@@ -451,9 +451,9 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
   // another code generator than the columns measured: wave64 forms of WMMA lower only there, and forms that
   // lower on the plain processor may not. Neither answer holds, so every use that depends on the processor is
   // a non-answer naming the features; a foreign target's intrinsic and a name this LLVM lacks stay refused.
-  if (!request.added_features.empty() && target_features(request.target) != join(request.added_features, ",")) {
+  const std::string features = join(request.added_features, ",");
+  if (!features.empty() && target_features(request.target) != features) {
     result.added_features = request.added_features;
-    const std::string features = join(request.added_features, ",");
     for (CheckItem& item : result.items) {
       if (item.source == "llvm" || item.status == status_name(Status::kNameAbsent)) continue;
       item.evidence = "the kernel is compiled with " + features + " beyond " + target_processor(request.target) +

@@ -88,6 +88,7 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
     throw input_error(name + ": LLVM IR does not verify: " + one_line(problems_stream.str()));
 
   std::set<std::string> target, generic, kernels, declared_only, added_features;
+  std::set<std::pair<std::string, std::string>> targets;  // the functions' distinct (target-cpu, target-features)
   std::map<std::string, std::string> declarations;
   for (const llvm::Function& function : *module) {
     llvm::StringRef fname = function.getName();
@@ -116,12 +117,13 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
                                              function.getCallingConv() == llvm::CallingConv::SPIR_KERNEL)) {
       kernels.insert(fname.str());
     }
-    if (!function.isDeclaration() && function.hasFnAttribute("target-cpu") && function.hasFnAttribute("target-features")) {
-      const std::string cpu = function.getFnAttribute("target-cpu").getValueAsString().str();
-      for (std::string& f : features_beyond_default(cpu, function.getFnAttribute("target-features").getValueAsString().str()))
-        added_features.insert(std::move(f));
-    }
+    if (!function.isDeclaration() && function.hasFnAttribute("target-cpu") && function.hasFnAttribute("target-features"))
+      targets.emplace(function.getFnAttribute("target-cpu").getValueAsString().str(),
+                      function.getFnAttribute("target-features").getValueAsString().str());
   }
+  // Once per distinct (cpu, features): a module's functions mostly share one, and each asks LLVM for subtargets.
+  for (const auto& [cpu, features] : targets)
+    for (std::string& f : features_beyond_default(cpu, features)) added_features.insert(std::move(f));
   IrUses uses;
   uses.target_intrinsics.assign(target.begin(), target.end());
   uses.declared_only.assign(declared_only.begin(), declared_only.end());

@@ -11,6 +11,21 @@
 
 namespace archdb::cli {
 
+namespace {
+// A benchmark that starts `archdb` processes starts this executable on this command's database, data, catalog
+// and target list; the database is brought up to date with data/ first, so that no timed process does it.
+template <typename Options>
+void spawned_like_this(Context& context, Options& options) {
+  context.open_store();
+  options.db = context.db;
+  options.data = context.data;
+  options.catalog = context.catalog;
+  options.targets_file = context.targets_file;
+  std::error_code ec;
+  options.archdb = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+}
+}  // namespace
+
 void add_bench(CLI::App& app, Context& context, int& exit_code) {
   auto opts = std::make_shared<BenchOptions>();
   auto targets = std::make_shared<std::string>();
@@ -42,13 +57,7 @@ void add_bench(CLI::App& app, Context& context, int& exit_code) {
   bc->add_option("--compare-with", check->compare_archdb,
                  "another archdb executable whose whole `check` process is timed alternately with this one's");
   bc->callback([&context, &exit_code, check] {
-    context.open_store();  // brings the database up to date with data/ first
-    check->db = context.db;
-    check->data = context.data;
-    check->catalog = context.catalog;
-    check->targets_file = context.targets_file;
-    std::error_code ec;
-    check->archdb = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    spawned_like_this(context, *check);
     exit_code = run_check_bench(*check);
   });
 
@@ -62,13 +71,7 @@ void add_bench(CLI::App& app, Context& context, int& exit_code) {
   bg->add_option("--rounds", gate->rounds, "rounds, each timing both ways")->default_val(3);
   bg->add_option("--every", gate->every, "the per-pair way runs every Nth pair, extrapolated")->default_val(30);
   bg->callback([&context, &exit_code, gate] {
-    context.open_store();
-    gate->db = context.db;
-    gate->data = context.data;
-    gate->catalog = context.catalog;
-    gate->targets_file = context.targets_file;
-    std::error_code ec;
-    gate->archdb = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    spawned_like_this(context, *gate);
     exit_code = run_gate_bench(*gate);
   });
 }

@@ -16,7 +16,6 @@
 #include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
-#include "support/text.h"
 
 namespace archdb::cli {
 namespace {
@@ -83,11 +82,8 @@ std::vector<std::string> manifest_paths(const std::vector<std::string>& given) {
     std::string list = g.substr(1);
     if (list.empty()) throw usage_error("--manifest @LIST names no file");
     std::filesystem::path base = std::filesystem::path(list).parent_path();
-    for (const std::string& raw : split(read_file(list), '\n')) {
-      std::string line = raw.substr(0, raw.find('#'));
-      size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
-      if (b == std::string::npos) continue;
-      std::filesystem::path p = line.substr(b, e - b + 1);
+    for (const std::string& item : list_file_items(list)) {
+      std::filesystem::path p = item;
       paths.push_back((p.is_absolute() ? p : base / p).string());
     }
   }
@@ -173,6 +169,10 @@ int check(const Context& ctx, const CheckArgs& args) {
       if (!checker.catalog().find(key))
         throw usage_error(m.path + ": unknown key '" + key + "' (not in " + checker.catalog().path + ")");
 
+  // Targets as cells name them, resolved once however many kernels; args.targets keeps the spelling given.
+  std::vector<std::string> targets;
+  for (const std::string& t : args.targets) targets.push_back(canonical_target(t));
+
   // One request per kernel (a manifest's, or the keys or IR given), each asked for every target: the column
   // is loaded once for all of them, however many pairs (a build gate's whole matrix in one process).
   std::vector<CheckResult> results;
@@ -180,8 +180,8 @@ int check(const Context& ctx, const CheckArgs& args) {
   auto ask = [&](CheckRequest& req, const KernelManifest* m) {
     std::vector<std::string> drift;
     if (m && uses) drift = manifest_drift(uses->target_intrinsics, m->keys, column, checker.catalog());
-    for (const std::string& target : args.targets) {
-      req.target = canonical_target(target);
+    for (const std::string& target : targets) {
+      req.target = target;
       results.push_back(checker.check(req, column));
       // Drift is a refusal of the build on every target: the verdict, the message and the JSON say so.
       if (m && uses) results.back().apply_drift(drift);

@@ -91,20 +91,24 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+std::vector<std::string> list_file_items(const std::string& path) {
+  std::vector<std::string> items;
+  for (const auto& raw : split(read_file(path), '\n')) {
+    std::string line = raw.substr(0, raw.find('#'));
+    size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
+    if (b != std::string::npos) items.push_back(line.substr(b, e - b + 1));
+  }
+  return items;
+}
+
 std::vector<std::string> catalog_keys(const Catalog& catalog, const std::string& spec) {
   std::vector<std::string> given;
   std::string where = "--keys";
   if (!spec.empty() && spec[0] == '@') {
     std::string path = spec.substr(1);
     if (path.empty()) throw usage_error("--keys @FILE names no file");
-    std::string text;
-    text = read_file(path);  // a missing or unreadable file is an input error naming it
     where = path;
-    for (const auto& raw : split(text, '\n')) {
-      std::string line = raw.substr(0, raw.find('#'));
-      size_t b = line.find_first_not_of(" \t\r"), e = line.find_last_not_of(" \t\r");
-      if (b == std::string::npos) continue;
-      line = line.substr(b, e - b + 1);
+    for (const auto& line : list_file_items(path)) {
       if (line.find_first_of(" \t") != std::string::npos)
         throw input_error(path + ": '" + line + "' is not a key (one key a line)");
       given.push_back(line);

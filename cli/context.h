@@ -34,6 +34,10 @@ struct Context {
 // Splits "a,b,c" (empty pieces dropped).
 std::vector<std::string> split_list(const std::string& s);
 
+// The items of a list file (`--keys @FILE`, `--manifest @LIST`): one a line, blank lines and '#' comments
+// skipped, surrounding blanks trimmed. A missing or unreadable file is an input error naming it.
+std::vector<std::string> list_file_items(const std::string& path);
+
 // A key list as every `--keys` takes it: "KEY,KEY..." or "@FILE" (one key a line; blank lines and '#'
 // comments skipped). Each must be a catalog key: an unknown one is a usage error naming it (and the file).
 // Keys come back in the order given, each once.

@@ -79,23 +79,6 @@ std::vector<Finished> run_all(const std::vector<std::vector<std::string>>& comma
   return results;
 }
 
-class TempFolder {
- public:
-  TempFolder() {
-    std::string tmpl = (fs::temp_directory_path() / "archdb-frontend-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw internal_error("cannot create a temporary folder");
-    path_ = tmpl;
-  }
-  ~TempFolder() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 bool is_integral(const std::string& t) {
   static const std::set<std::string> kIntegral = {"int",       "unsigned int",  "short",        "unsigned short",
                                                   "long",      "unsigned long", "long long",    "unsigned long long",
@@ -353,7 +336,7 @@ std::string builtin_for_intrinsic(const std::string& intrinsic) {
 }
 
 std::string clang_version_line(const std::string& clang) {
-  TempFolder tmp;
+  TempFolder tmp("archdb-frontend");
   std::vector<Finished> r = run_all({{clang, "--version"}}, 1, tmp.path());
   if (r[0].exit_code != 0) throw usage_error("clang '" + clang + "' --version failed");
   std::string line = r[0].out.substr(0, r[0].out.find('\n'));
@@ -371,7 +354,7 @@ Frontend measure_frontend(const FrontendOptions& options) {
   for (const char* a : {"-S", "-emit-llvm", "-O0", "-o", "-", "{file}"}) fe.provenance.command.push_back(a);
   fe.provenance.processors = options.processors;
   std::sort(fe.provenance.processors.begin(), fe.provenance.processors.end());
-  TempFolder tmp;
+  TempFolder tmp("archdb-frontend");
 
   // ---- which builtin, and with which arguments: asked of clang, a round at a time ----
   std::vector<Posed> posed;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -107,6 +108,17 @@ void write_file_atomically(const fs::path& path, std::string_view contents) {
 
 void write_file_whole_unsynced(const fs::path& path, std::string_view contents) {
   write_file_whole(path, contents, Durability::kRenamedOnly);
+}
+
+TempFolder::TempFolder(const std::string& prefix) {
+  std::string tmpl = (fs::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data())) throw internal_error("cannot create a temporary folder (" + tmpl + ")");
+  path_ = tmpl;
+}
+
+TempFolder::~TempFolder() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
 }
 
 // The folders a writer keeps beside `target` while it works carry its process id, so that a recovery in

@@ -16,6 +16,20 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // a reader still sees the old file or the whole new one, never a part.
 void write_file_whole_unsynced(const std::filesystem::path& path, std::string_view contents);
 
+// A folder of its own under the system's temporary directory ("<prefix>-XXXXXX"), removed with what it holds
+// when this goes out of scope. Throws internal_error when it cannot be made.
+class TempFolder {
+ public:
+  explicit TempFolder(const std::string& prefix);
+  ~TempFolder();
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // Replaces directory `target` by directory `staged` in one step where the filesystem allows it
 // (renameat2 RENAME_EXCHANGE), otherwise by two renames with a recoverable backup (see recover_directory).
 // `staged` is consumed. Either the old or the new directory is visible at `target` after a crash.
