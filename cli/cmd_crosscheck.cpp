@@ -31,25 +31,10 @@ struct CrosscheckArgs {
   double min_agreement = -1;
 };
 
-// The facts' own declarations, where the census did not measure exactly that instantiation, measured by the probe
-// on the facts' processors (every posing, forked workers, as the census measures).
-MeasuredFacts measure_fact_declarations(const Census& census, const std::vector<TestFact>& facts, const std::string& flavor) {
-  initialize_amdgpu();
-  if (linked_toolchain().flavor() != flavor)
-    throw Error(kExitProbeFailed, "--measure: this archdb links LLVM " + linked_toolchain().llvm_version + " (flavor " +
-                                      linked_toolchain().flavor() + "), not " + flavor);
-  Catalog catalog;
-  catalog.path = "(facts)";
-  std::map<std::string, std::string> declaration_of;  // fact intrinsic -> its declaration
-  std::set<std::string> targets;
-  const auto& processors = census.provenance.processors;
-  for (const TestFact& f : facts) {
-    if (f.declaration == "-" || census.instantiation(f.intrinsic)) continue;
-    if (!std::binary_search(processors.begin(), processors.end(), f.processor)) continue;
-    declaration_of.emplace(f.intrinsic, f.declaration);
-    targets.insert(f.processor);
-  }
-  // A declaration this LLVM cannot read (a named type the test defines elsewhere) is left out.
+// Declarations (fact intrinsic -> declare line) measured by the probe on `targets` (every posing, forked workers,
+// as the census measures); a declaration this LLVM cannot read (a named type the test defines elsewhere) is left out.
+MeasuredFacts measure_declarations(std::map<std::string, std::string> declaration_of, const std::set<std::string>& targets,
+                                   const std::string& flavor) {
   std::vector<DeclSpec> specs;
   for (const auto& [intrinsic, declaration] : declaration_of) {
     DeclSpec spec;
@@ -63,6 +48,8 @@ MeasuredFacts measure_fact_declarations(const Census& census, const std::vector<
   std::vector<ResolveOutcome> outcomes = resolve_declarations(specs, resolving);
   for (size_t i = 0; i < specs.size(); ++i)
     if (outcomes[i].resolution.kind != Resolution::Kind::kResolved) declaration_of.erase(specs[i].name);
+  Catalog catalog;
+  catalog.path = "(facts)";
   std::map<std::string, std::string> fact_of_key;
   for (const auto& [intrinsic, declaration] : declaration_of) {
     CatalogEntry e;
@@ -74,7 +61,7 @@ MeasuredFacts measure_fact_declarations(const Census& census, const std::vector<
     catalog.entries.push_back(std::move(e));
   }
   MeasuredFacts out;
-  if (catalog.entries.empty()) return out;
+  if (catalog.entries.empty() || targets.empty()) return out;
   std::vector<const CatalogEntry*> entries;
   for (const auto& e : catalog.entries) entries.push_back(&e);
   CensusOptions census_options;
@@ -84,9 +71,57 @@ MeasuredFacts measure_fact_declarations(const Census& census, const std::vector<
   ProbeResult result = run_probe(catalog, entries, options);
   for (const Cell& c : result.column.cells)
     if (c.status != Status::kProbeError) out[fact_of_key[c.key]][c.target] = c;
-  std::fprintf(stderr, "measured %zu declarations of the facts on %zu processors in %.1f s\n", catalog.entries.size(),
+  std::fprintf(stderr, "measured %zu declarations of the facts on %zu targets in %.1f s\n", catalog.entries.size(),
                targets.size(), result.stats.seconds);
   return out;
+}
+
+// The facts' own declarations measured where the census does not answer them exactly: on the plain processors,
+// those whose instantiation the census did not measure; on a target with the test's features, every one.
+MeasuredFacts measure_fact_declarations(const Census& census, const std::vector<TestFact>& facts, const std::string& flavor) {
+  initialize_amdgpu();
+  if (linked_toolchain().flavor() != flavor)
+    throw Error(kExitProbeFailed, "--measure: this archdb links LLVM " + linked_toolchain().llvm_version + " (flavor " +
+                                      linked_toolchain().flavor() + "), not " + flavor);
+  std::map<std::string, std::string> plain, featured;  // fact intrinsic -> its declaration
+  std::set<std::string> plain_targets, featured_targets;
+  const auto& processors = census.provenance.processors;
+  for (const TestFact& f : facts) {
+    if (f.declaration == "-" || !std::binary_search(processors.begin(), processors.end(), f.processor)) continue;
+    if (f.target != f.processor) {
+      featured.emplace(f.intrinsic, f.declaration);
+      featured_targets.insert(f.target);
+    } else if (!census.instantiation(f.intrinsic)) {
+      plain.emplace(f.intrinsic, f.declaration);
+      plain_targets.insert(f.target);
+    }
+  }
+  MeasuredFacts out = measure_declarations(plain, plain_targets, flavor);
+  for (auto& [intrinsic, cells] : measure_declarations(featured, featured_targets, flavor))
+    for (auto& [target, cell] : cells) out[intrinsic][target] = std::move(cell);
+  return out;
+}
+
+// Each fact's target: its processor with what its -mattr changes there, as this build's LLVM computes it. A
+// processor or feature this LLVM does not know leaves the plain processor (the census counts the processor as
+// unknown, or a newer LLVM's feature as not changing what this one builds).
+void resolve_fact_targets(std::vector<TestFact>& facts) {
+  initialize_amdgpu();
+  std::map<std::string, std::string> resolved;
+  for (TestFact& f : facts) {
+    if (f.mattr == "-") continue;
+    std::string spelled = f.processor + ":" + f.mattr;
+    auto it = resolved.find(spelled);
+    if (it == resolved.end()) {
+      std::string target = f.processor;
+      try {
+        target = canonical_target(spelled);
+      } catch (const Error&) {
+      }
+      it = resolved.emplace(spelled, target).first;
+    }
+    f.target = it->second;
+  }
 }
 
 std::string flags_of(const TestFact& f) {
@@ -102,6 +137,7 @@ int crosscheck_command(const Context& ctx, const CrosscheckArgs& args) {
       args.facts.empty() ? (std::filesystem::path(ctx.data).parent_path() / "tests/fixtures/llvm_test_facts.tsv").string()
                          : args.facts;
   std::vector<TestFact> facts = parse_test_facts(read_file(facts_path), facts_path);
+  resolve_fact_targets(facts);
   MeasuredFacts measured;
   if (args.measure) measured = measure_fact_declarations(*census, facts, args.flavor);
   CrossCheck check = cross_check(*census, facts, args.measure ? &measured : nullptr);
@@ -117,13 +153,13 @@ int crosscheck_command(const Context& ctx, const CrosscheckArgs& args) {
     j["agreement"] = check.agreement();
     nlohmann::ordered_json counts;
     for (auto o : {FactOutcome::kAgrees, FactOutcome::kFalseOk, FactOutcome::kFalseAbsent, FactOutcome::kNoAnswer,
-                   FactOutcome::kUnknownProcessor, FactOutcome::kNotInCensus})
+                   FactOutcome::kUnknownProcessor, FactOutcome::kNotInCensus, FactOutcome::kOtherFeatures})
       counts[std::string(fact_outcome_name(o))] = count(o);
     j["counts"] = counts;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& c : check.comparisons) {
       if (!args.all && c.outcome == FactOutcome::kAgrees) continue;
-      nlohmann::ordered_json r = {{"intrinsic", c.intrinsic}, {"processor", c.processor},
+      nlohmann::ordered_json r = {{"intrinsic", c.intrinsic}, {"processor", c.facts.front()->processor}, {"target", c.target},
                                   {"expect", c.lowers ? "lowers" : "refused"},
                                   {"outcome", std::string(fact_outcome_name(c.outcome))},
                                   {"census", c.census_key}, {"exact", c.exact}, {"measured", c.measured},
@@ -138,20 +174,22 @@ int crosscheck_command(const Context& ctx, const CrosscheckArgs& args) {
   } else {
     std::printf("%s census (LLVM %s) against %zu facts from LLVM's AMDGPU tests (%s)\n", args.flavor.c_str(),
                 census->provenance.llvm_version.c_str(), facts.size(), facts_path.c_str());
-    std::printf("  %d (intrinsic, processor, expectation) compared: %d agree (%.1f%%), %d false arch_absent, "
+    std::printf("  %d (intrinsic, target, expectation) compared: %d agree (%.1f%%), %d false arch_absent, "
                 "%d false ok, %d no answer\n",
                 check.compared(), count(FactOutcome::kAgrees), 100.0 * check.agreement(),
                 count(FactOutcome::kFalseAbsent), count(FactOutcome::kFalseOk), count(FactOutcome::kNoAnswer));
-    std::printf("  not counted: %d on processors LLVM %s does not know, %d of intrinsics the census does not have\n",
+    std::printf("  not counted: %d on processors LLVM %s does not know, %d of intrinsics the census does not have, "
+                "%d built with features the census does not pose%s\n",
                 count(FactOutcome::kUnknownProcessor), census->provenance.llvm_version.c_str(),
-                count(FactOutcome::kNotInCensus));
-    Table table({"outcome", "intrinsic", "processor", "census", "tests"});
+                count(FactOutcome::kNotInCensus), count(FactOutcome::kOtherFeatures),
+                args.measure ? " (their declarations unknown or unreadable)" : " (--measure measures them)");
+    Table table({"outcome", "intrinsic", "target", "census", "tests"});
     bool any = false;
     for (const auto& c : check.comparisons) {
       if (!args.all && c.outcome == FactOutcome::kAgrees) continue;
       std::vector<std::string> tests;
       for (const TestFact* f : c.facts) tests.push_back(flags_of(*f) + " " + f->source);
-      table.add({std::string(fact_outcome_name(c.outcome)), c.intrinsic, c.processor,
+      table.add({std::string(fact_outcome_name(c.outcome)), c.intrinsic, c.target,
                  c.census_answer.empty() ? "-" : (c.exact ? "" : "[" + c.census_key + "] ") + c.census_answer,
                  join(tests, "; ")});
       any = true;

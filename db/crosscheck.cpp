@@ -51,6 +51,7 @@ std::string_view fact_outcome_name(FactOutcome o) {
     case FactOutcome::kNoAnswer: return "no_answer";
     case FactOutcome::kUnknownProcessor: return "unknown_processor";
     case FactOutcome::kNotInCensus: return "not_in_census";
+    case FactOutcome::kOtherFeatures: return "other_features";
   }
   return "?";
 }
@@ -82,6 +83,7 @@ std::vector<TestFact> parse_test_facts(const std::string& text, const std::strin
     fact.source = f[7];
     fact.detail = f[8];
     fact.declaration = f.size() == 10 ? f[9] : "-";
+    fact.target = fact.processor;
     if (fact.intrinsic.rfind("llvm.amdgcn.", 0) != 0)
       throw input_error(where + "field 'intrinsic' must name an llvm.amdgcn.* intrinsic, not '" + fact.intrinsic + "'");
     if (fact.processor.empty() || fact.source.empty())
@@ -108,24 +110,29 @@ double CrossCheck::agreement() const {
 
 CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts, const MeasuredFacts* measured) {
   std::map<std::tuple<std::string, std::string, bool>, std::vector<const TestFact*>> grouped;
-  for (const auto& f : facts) grouped[{f.intrinsic, f.processor, f.lowers}].push_back(&f);
+  for (const auto& f : facts) grouped[{f.intrinsic, f.target, f.lowers}].push_back(&f);
   const auto& processors = census.provenance.processors;
   CrossCheck out;
   for (const auto& [key, group] : grouped) {
     FactComparison c;
-    std::tie(c.intrinsic, c.processor, c.lowers) = key;
+    std::tie(c.intrinsic, c.target, c.lowers) = key;
     c.facts = group;
+    const std::string& processor = group.front()->processor;
+    const bool featured = c.target != processor;
     std::vector<const CensusInstantiation*> insts = instantiations_for(census, c.intrinsic, c.exact);
     const Cell* own = nullptr;
-    if (measured && !c.exact) {
+    if (measured && (!c.exact || featured)) {
       auto m = measured->find(c.intrinsic);
       if (m != measured->end()) {
-        auto t = m->second.find(c.processor);
+        auto t = m->second.find(c.target);
         if (t != m->second.end()) own = &t->second;
       }
     }
-    if (std::find(processors.begin(), processors.end(), c.processor) == processors.end()) {
+    if (std::find(processors.begin(), processors.end(), processor) == processors.end()) {
       c.outcome = FactOutcome::kUnknownProcessor;
+    } else if (featured && !own) {
+      // The census's cells are the plain processor's: they do not answer for a target built with other features.
+      c.outcome = FactOutcome::kOtherFeatures;
     } else if (own) {
       c.exact = true;
       c.measured = true;
@@ -141,7 +148,7 @@ CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts,
       std::vector<std::string> keys, answers;
       for (const CensusInstantiation* i : insts) {
         keys.push_back(i->key);
-        const Cell* cell = census.find(i->key, c.processor);
+        const Cell* cell = census.find(i->key, processor);
         if (!cell) {
           all_absent = false;
           continue;

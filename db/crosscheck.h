@@ -27,6 +27,10 @@ struct TestFact {
   std::string source;      // llvm/llvm-project:<path>@<commit>:<RUN line>
   std::string detail;      // refused: the error the test expects
   std::string declaration;  // the test's declaration, where known ("-" otherwise)
+  // The target the RUN line builds for: the processor, or "processor:features" when its -mattr changes what
+  // LLVM builds for it (gfx1100:+wavefrontsize64,-wavefrontsize32). The parser sets the processor; the caller,
+  // which links LLVM, reduces -mattr to what it changes (canonical_target).
+  std::string target;
 };
 
 // Throws input_error naming `label`, the line and the field on the first malformed line.
@@ -39,11 +43,13 @@ enum class FactOutcome {
   kNoAnswer,         // the census has a non-answer there (crash, timeout)
   kUnknownProcessor, // this LLVM does not know the processor: not counted
   kNotInCensus,      // the census has no such intrinsic: not counted
+  kOtherFeatures,    // the test builds with features the census does not pose (+wavefrontsize64): not counted
+                     // unless measured (--measure), as the checker answers such a target only by measuring it
 };
 std::string_view fact_outcome_name(FactOutcome o);
 
 struct FactComparison {
-  std::string intrinsic, processor;
+  std::string intrinsic, target;  // target: the facts' TestFact::target
   bool lowers = true;
   FactOutcome outcome = FactOutcome::kNotInCensus;
   std::string census_key;    // the instantiation that answered (or "k1, k2" for an overloaded name)
@@ -61,8 +67,8 @@ struct CrossCheck {
 };
 
 // Cells measured for exactly the facts' own declarations (archdb crosscheck --measure): fact intrinsic as the
-// test names it -> target -> cell. A fact with such a cell is held against it, exactly, rather than against the
-// census.
+// test names it -> target (with the fact's features) -> cell. A fact with such a cell is held against it,
+// exactly, rather than against the census.
 using MeasuredFacts = std::map<std::string, std::map<std::string, Cell>>;
 
 CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts, const MeasuredFacts* measured = nullptr);

@@ -39,10 +39,10 @@ std::string fact(const std::string& intrinsic, const std::string& processor, con
   return intrinsic + "\t" + processor + "\t" + expect + "\tO2\tsdag\tamdgcn\t-\tllvm/llvm-project:x.ll@abc:1\t-\n";
 }
 
-const FactComparison& find(const CrossCheck& c, const std::string& intrinsic, const std::string& processor) {
+const FactComparison& find(const CrossCheck& c, const std::string& intrinsic, const std::string& target) {
   for (const auto& x : c.comparisons)
-    if (x.intrinsic == intrinsic && x.processor == processor) return x;
-  throw std::runtime_error("no comparison " + intrinsic + "/" + processor);
+    if (x.intrinsic == intrinsic && x.target == target) return x;
+  throw std::runtime_error("no comparison " + intrinsic + "/" + target);
 }
 
 TEST(CrossCheck, AFactsOwnMeasuredDeclarationAnswersItInsteadOfAnotherInstantiation) {
@@ -63,6 +63,27 @@ TEST(CrossCheck, AFactsOwnMeasuredDeclarationAnswersItInsteadOfAnotherInstantiat
   EXPECT_EQ(exact.outcome, FactOutcome::kFalseAbsent);
   // Without the measurements, the intrinsic's other instantiations answer (p3 lowers).
   EXPECT_EQ(find(cross_check(small_census(), facts), "llvm.amdgcn.ds.append.p2", "gfx900").outcome, FactOutcome::kAgrees);
+}
+
+TEST(CrossCheck, AFactBuiltWithOtherFeaturesIsAnsweredOnlyByACellMeasuredWithThem) {
+  // The test builds for gfx90a with features that change it: the census's plain gfx90a cell (ok) does not
+  // answer it; a cell measured for the featured target does, even for an instantiation the census has.
+  std::vector<TestFact> facts = parse_test_facts(fact("llvm.amdgcn.mfma.x", "gfx90a", "refused"), "facts.tsv");
+  facts[0].target = "gfx90a:+wavefrontsize32,-wavefrontsize64";
+  CrossCheck plain = cross_check(small_census(), facts);
+  EXPECT_EQ(plain.comparisons.at(0).outcome, FactOutcome::kOtherFeatures);
+  EXPECT_EQ(plain.compared(), 0);
+  MeasuredFacts measured;
+  measured["llvm.amdgcn.mfma.x"][facts[0].target] = cell("llvm.amdgcn.mfma.x", facts[0].target, Status::kArchAbsent);
+  measured["llvm.amdgcn.mfma.x"]["gfx90a"] = cell("llvm.amdgcn.mfma.x", "gfx90a", Status::kArchAbsent);
+  CrossCheck c = cross_check(small_census(), facts, &measured);
+  const auto& featured = find(c, "llvm.amdgcn.mfma.x", facts[0].target);
+  EXPECT_TRUE(featured.measured);
+  EXPECT_EQ(featured.outcome, FactOutcome::kAgrees) << featured.census_answer;
+  // The same fact without features is the census's (ok: refused is a false ok), not the measurement's.
+  facts[0].target = "gfx90a";
+  EXPECT_EQ(find(cross_check(small_census(), facts, &measured), "llvm.amdgcn.mfma.x", "gfx90a").outcome,
+            FactOutcome::kFalseOk);
 }
 
 TEST(CrossCheck, AFactMeetsItsOwnInstantiationOrEveryOneOfItsIntrinsic) {
@@ -90,7 +111,7 @@ TEST(CrossCheck, AFactMeetsItsOwnInstantiationOrEveryOneOfItsIntrinsic) {
   EXPECT_EQ(find(c, "llvm.amdgcn.mfma.x", "gfx1310").outcome, FactOutcome::kUnknownProcessor);
   EXPECT_EQ(find(c, "llvm.amdgcn.gone", "gfx900").outcome, FactOutcome::kNotInCensus);
   for (const auto& x : c.comparisons) {
-    if (x.intrinsic != "llvm.amdgcn.mfma.x" || x.processor != "gfx90a") continue;
+    if (x.intrinsic != "llvm.amdgcn.mfma.x" || x.target != "gfx90a") continue;
     if (x.lowers) {
       EXPECT_EQ(x.outcome, FactOutcome::kAgrees);
       EXPECT_EQ(x.facts.size(), 2u);
