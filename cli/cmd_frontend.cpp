@@ -251,8 +251,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       if (c.status == Status::kOk && c.lowered_to.empty()) empty.push_back({s->second, &c});
       // Codegen selected an instruction the assembler says this processor lacks (README "ok means an instruction"):
       // the cell is a refusal, and LLVM disagrees with itself.
-      bool lacks = c.status == Status::kArchAbsent && c.evidence.rfind("LLVM selects ", 0) == 0;
-      if ((c.status == Status::kOk && !c.mc_check.empty()) || lacks) mc.push_back({s->second, &c});
+      if ((c.status == Status::kOk && !c.mc_check.empty()) || selects_rejected_instruction(c)) mc.push_back({s->second, &c});
     }
   };
   scan(v.column, "catalog");

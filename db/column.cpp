@@ -68,6 +68,18 @@ bool is_answer(Status s) {
   return s == Status::kOk || s == Status::kNameAbsent || s == Status::kSignatureMismatch || s == Status::kArchAbsent;
 }
 
+namespace {
+constexpr std::string_view kSelects = "LLVM selects ";
+}
+
+std::string selects_rejected_instruction_evidence(const std::string& instruction, const std::string& message) {
+  return std::string(kSelects) + instruction + ", which LLVM's assembler rejects for this processor: " + message;
+}
+
+bool selects_rejected_instruction(const Cell& c) {
+  return c.status == Status::kArchAbsent && c.evidence.compare(0, kSelects.size(), kSelects) == 0;
+}
+
 bool Cell::operator==(const Cell& o) const {
   return key == o.key && target == o.target && status == o.status && intrinsic == o.intrinsic &&
          evidence == o.evidence && lowered_to == o.lowered_to && imm == o.imm && posing == o.posing && mc_check == o.mc_check &&

@@ -47,6 +47,12 @@ struct Cell {
   bool operator!=(const Cell& o) const { return !(*this == o); }
 };
 
+// The evidence of an arch_absent cell whose call codegen selected as an instruction the processor's own
+// assembler rejects (README "ok means an instruction"): written by the probe's verdict, recognised by the
+// findings (a back-end/assembler disagreement). One spelling for both.
+std::string selects_rejected_instruction_evidence(const std::string& instruction, const std::string& message);
+bool selects_rejected_instruction(const Cell& c);
+
 // How a column was made. Rendered as data/<flavor>/column.json; no timestamps, so regenerating an
 // unchanged column is byte-identical.
 struct Provenance {

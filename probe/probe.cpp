@@ -330,6 +330,12 @@ class ProbeRun {
     return static_cast<int>(items_.size() - 1);
   }
 
+  // The same kernel again, as a new item (a retry of a non-answer, whose text is kept).
+  int repeat_item(int id) {
+    CompileItem again = items_[static_cast<size_t>(id)];
+    return add_item(again.target, again.function, again.ir, again.declare_line);
+  }
+
   void submit_compile(WorkerPool& pool, const std::string& target, const std::vector<int>& ids) {
     Job job;
     job.kind = Job::Kind::kCompile;
@@ -556,8 +562,7 @@ class ProbeRun {
       std::vector<int> retries;
       for (const auto& [s, id] : round) {
         if (searches[s].why == PosingSearch::Why::kRefused || verdict_of(attempt(id)).status != Status::kToolchainTimeout) continue;
-        const CompileItem& ci = items_[static_cast<size_t>(id)];
-        retries.push_back(add_item(ci.target, ci.function, ci.ir, ci.declare_line));
+        retries.push_back(repeat_item(id));
       }
       if (!retries.empty()) retry_now(retries);
       // Posings whose baseline differs from the default's (uniform operands, an unused result) need theirs.
@@ -578,9 +583,8 @@ class ProbeRun {
     std::vector<int> retries;
     for (const PosingSearch& ps : searches) {
       if (ps.decided || !ps.first_crash || ps.why == PosingSearch::Why::kCrashed) continue;
-      const CompileItem& ci = items_[static_cast<size_t>(ps.first_crash->second)];
-      solutions_[{ps.key, ps.target}] = {ps.first_crash->first, ci.function};
-      retries.push_back(add_item(ci.target, ci.function, ci.ir, ci.declare_line));
+      solutions_[{ps.key, ps.target}] = {ps.first_crash->first, items_[static_cast<size_t>(ps.first_crash->second)].function};
+      retries.push_back(repeat_item(ps.first_crash->second));
     }
     if (retries.empty()) return;
     retry_now(retries);
@@ -839,20 +843,8 @@ class ProbeRun {
         retry_crashes_in_parallel(retries, round == 0, batch);
         continue;
       }
-      std::vector<int> baselines = round == 0 && !timeouts ? baseline_items() : std::vector<int>{};
-      stats_.retried += static_cast<int>(retries.size());
       phase_ = "retrying";
-      planned_ = static_cast<int>(retries.size() + baselines.size());
-      done_ = 0;
-      submit_compile_jobs(*serial_pool_, retries, 1);
-      WorkerPool::Callbacks serial = compile_callbacks(*serial_pool_);
-      if (baselines.empty()) {
-        serial_pool_->run(serial);
-      } else {
-        submit_compile_jobs(*pool_, baselines, batch);
-        WorkerPool::Callbacks parallel = compile_callbacks(*pool_);
-        WorkerPool::run_together({{serial_pool_.get(), &serial}, {pool_.get(), &parallel}});
-      }
+      retry_serially(retries, round == 0 && !timeouts ? baseline_items() : std::vector<int>{});
     }
     retrying_ = false;
     // The baselines of probes that lowered on the retry. (A probe that ran out of its budget and was refused
@@ -876,19 +868,28 @@ class ProbeRun {
 
   // Retries of `ids` (new items of kernels that crashed or hung), as the retry phase runs them.
   void retry_now(const std::vector<int>& ids) {
-    size_t batch = static_cast<size_t>(std::max(1, options_.batch_size));
     retrying_ = true;
-    if (options_.parallel_crash_retries) {
-      retry_crashes_in_parallel(ids, false, batch);
-    } else {
-      stats_.retried += static_cast<int>(ids.size());
-      planned_ = static_cast<int>(ids.size());
-      done_ = 0;
-      submit_compile_jobs(*serial_pool_, ids, 1);
-      WorkerPool::Callbacks serial = compile_callbacks(*serial_pool_);
-      serial_pool_->run(serial);
-    }
+    if (options_.parallel_crash_retries)
+      retry_crashes_in_parallel(ids, false, static_cast<size_t>(std::max(1, options_.batch_size)));
+    else
+      retry_serially(ids, {});
     retrying_ = false;
+  }
+
+  // Each retry alone in a fresh serial worker, one at a time; `baselines` meanwhile on the parallel workers.
+  void retry_serially(const std::vector<int>& retries, const std::vector<int>& baselines) {
+    stats_.retried += static_cast<int>(retries.size());
+    planned_ = static_cast<int>(retries.size() + baselines.size());
+    done_ = 0;
+    submit_compile_jobs(*serial_pool_, retries, 1);
+    WorkerPool::Callbacks serial = compile_callbacks(*serial_pool_);
+    if (baselines.empty()) {
+      serial_pool_->run(serial);
+      return;
+    }
+    submit_compile_jobs(*pool_, baselines, static_cast<size_t>(std::max(1, options_.batch_size)));
+    WorkerPool::Callbacks parallel = compile_callbacks(*pool_);
+    WorkerPool::run_together({{serial_pool_.get(), &serial}, {pool_.get(), &parallel}});
   }
 
   // Crashes are retried each alone in a job of its own on the parallel workers, beside the baselines (a

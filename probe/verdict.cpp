@@ -132,8 +132,8 @@ Cell decide_cell(const CellInputs& in) {
   if (names_missing_instruction(mc, c.lowered_to)) {
     // Codegen selected an instruction this processor does not have: a kernel built with it cannot run here.
     c.status = Status::kArchAbsent;
-    c.evidence = clean_evidence("LLVM selects " + missing_instruction(mc, c.lowered_to) + ", which LLVM's assembler rejects for this processor: " +
-                                missing_instruction_message(mc));
+    c.evidence = clean_evidence(
+        selects_rejected_instruction_evidence(missing_instruction(mc, c.lowered_to), missing_instruction_message(mc)));
     c.lowered_to.clear();
     c.imm.reset();
     c.posing.clear();

@@ -115,7 +115,9 @@ TEST(ColumnFiles, CommittedColumnsAreInCanonicalForm) {
   for (const auto& flavor : flavors) {
     Column c = read_column_dir(data / flavor);
     EXPECT_EQ(render_column_json(c), test::read(data / flavor / "column.json")) << flavor;
-    if (c.provenance.measured) EXPECT_EQ(render_cells_jsonl(c), test::read(data / flavor / "cells.jsonl")) << flavor;
+    if (c.provenance.measured) {
+      EXPECT_EQ(render_cells_jsonl(c), test::read(data / flavor / "cells.jsonl")) << flavor;
+    }
   }
 }
 
