@@ -272,22 +272,25 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
   if (!is_valid_flavor(request.flavor))
     throw usage_error("unknown flavor '" + request.flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
   // A kernel compiled with features beyond its processor's is the question for the processor with them
-  // ("gfx1100:+wavefrontsize64"), which this build measures on demand where it links the flavor's LLVM.
-  if (!request.added_features.empty() && target_features(request.target).empty() && measurer_ &&
-      measurer_->measures(request.flavor)) {
+  // ("gfx1100:+wavefrontsize64,-wavefrontsize32"): a wired target the columns answer, or one this build
+  // measures on demand where it links the flavor's LLVM.
+  if (!request.added_features.empty() && target_features(request.target).empty()) {
     CheckRequest with_features = request;
     with_features.added_features.clear();
     with_features.target = request.target + ":" + join(request.added_features, ",");
-    CheckResult result = check(with_features, column);
-    result.added_features = request.added_features;
-    return result;
+    if (targets_.contains(with_features.target) || (measurer_ && measurer_->measures(request.flavor))) {
+      CheckResult result = check(with_features, column);
+      result.added_features = request.added_features;
+      return result;
+    }
   }
   const std::string processor = target_processor(request.target);
-  const bool featured = processor != request.target;
+  // Wired: every column covers it, a processor or a processor with features (schema/targets.txt).
+  const bool wired = targets_.contains(request.target);
+  const bool featured = !wired && processor != request.target;
   const bool processor_wired = targets_.contains(processor);
   const bool processor_in_census =
       std::binary_search(column.census_processors.begin(), column.census_processors.end(), processor);
-  const bool wired = !featured && processor_wired;
   const bool census_only = !featured && !wired && processor_in_census;
   if (!wired && !census_only && !(featured && (processor_wired || processor_in_census))) {
     std::string known = "wired targets: " + join(targets_.names, ", ");
@@ -382,8 +385,8 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     return it != column.cells.end() && it->first.first == key ? it->second.intrinsic : "";
   };
 
-  // A processor with features: no column or census measured it; every call is measured on demand (from the
-  // kernel's declaration of it), or is a non-answer saying so.
+  // A processor with features no column covers: no column or census measured it; every call is measured on
+  // demand (from the kernel's declaration of it), or is a non-answer saying so.
   auto featured_answer = [&](const std::string& intrinsic, const std::string& key) {
     if (intrinsic.empty())
       return no_answer(intrinsic, key, "no measured cell of " + key + " in " + request.flavor + " names its intrinsic");
@@ -431,7 +434,11 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
       } else if (census_knows(intrinsic) == false) {
         result.items.push_back(name_absent(intrinsic));
       } else {
-        result.items.push_back(no_answer(intrinsic, "", "not in the catalog: " + request.flavor + " has no measured cell for it"));
+        std::string why = "not in the catalog: " + request.flavor + " has no measured cell for it";
+        if (!target_features(request.target).empty())
+          why += " on " + request.target + " (its census measures processors without features; an archdb that links " +
+                 request.flavor + "'s LLVM measures it on demand)";
+        result.items.push_back(no_answer(intrinsic, "", why));
       }
     } else {
       // Keys that resolve to one intrinsic pose the same function; should their answers differ, the

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "db/column_files.h"
 #include "db/rocke.h"
+#include "schema/targets.h"
 #include "llvm/toolchain.h"
 #include "support/error.h"
 #include "support/files.h"
@@ -43,20 +44,26 @@ void select_for_peer(const Context& ctx, const ExportArgs& args, Column& column)
                                       [&](const Cell& c) { return !wanted.count(c.key); }),
                        column.cells.end());
   }
-  if (!args.targets.empty()) {
-    std::set<std::string> wanted;
-    for (const auto& t : args.targets) {
-      if (std::find(column.provenance.targets.begin(), column.provenance.targets.end(), t) ==
-          column.provenance.targets.end())
-        throw usage_error("unknown target '" + t + "' (" + args.flavor + " was measured on: " +
-                          join(column.provenance.targets, ", ") + ")");
-      if (!wanted.insert(t).second) throw usage_error("--targets names '" + t + "' twice");
-    }
-    column.cells.erase(std::remove_if(column.cells.begin(), column.cells.end(),
-                                      [&](const Cell& c) { return !wanted.count(c.target); }),
-                       column.cells.end());
-    column.provenance.targets = args.targets;
+  // rocKE's format names processors (its arches): a target measured with features beyond its processor's
+  // (gfx1100:+wavefrontsize64,...) has no place in it, so the whole column means its plain processors.
+  std::vector<std::string> targets = args.targets;
+  if (targets.empty())
+    for (const auto& t : column.provenance.targets)
+      if (target_features(t).empty()) targets.push_back(t);
+  std::set<std::string> wanted;
+  for (const auto& t : targets) {
+    if (std::find(column.provenance.targets.begin(), column.provenance.targets.end(), t) ==
+        column.provenance.targets.end())
+      throw usage_error("unknown target '" + t + "' (" + args.flavor + " was measured on: " +
+                        join(column.provenance.targets, ", ") + ")");
+    if (!target_features(t).empty())
+      throw usage_error("target '" + t + "' has features: rocKE's format names processors (arches) only");
+    if (!wanted.insert(t).second) throw usage_error("--targets names '" + t + "' twice");
   }
+  column.cells.erase(std::remove_if(column.cells.begin(), column.cells.end(),
+                                    [&](const Cell& c) { return !wanted.count(c.target); }),
+                     column.cells.end());
+  column.provenance.targets = targets;
   column.recount();
 }
 

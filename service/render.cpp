@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "schema/targets.h"
+
 namespace archdb::service {
 
 std::string_view reason_phrase(int status) {
@@ -78,7 +80,7 @@ nlohmann::ordered_json flavor_json(const FlavorData& f) {
 
 std::string target_family(const std::string& target) {
   if (target.rfind("gfx", 0) != 0) return target;
-  std::string rest = target.substr(3);
+  std::string rest = target_processor(target).substr(3);  // gfx1100:+wavefrontsize64,... is gfx11's too
   size_t dash = rest.find('-');
   std::string base = rest.substr(0, dash);
   if (dash != std::string::npos) return "gfx" + base;  // gfx11-generic -> gfx11

@@ -193,6 +193,22 @@ TEST(Cli, ARockeExportHoldsExactlyTheKeysAndTargetsAsked) {
   auto folder = run_archdb(ws.args({"export", "--flavor", flavor(), "--keys", "made.up", "--out", (ws.dir / "o").string()}));
   EXPECT_EQ(folder.exit_code, 2);  // usage
   EXPECT_NE(folder.err.find("written whole"), std::string::npos) << folder.err;
+
+  // rocKE's arches are processors: the committed column's wave64 targets are not exported whole, nor by name.
+  std::vector<std::string> committed = {"--data", (test::source_dir() / "data").string(), "--db",
+                                        (ws.dir / "committed.sqlite").string()};
+  auto args = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), committed.begin(), committed.end());
+    return more;
+  };
+  auto whole = run_archdb(args({"export", "--format", "rocke-v1", "--flavor", "llvm22"}));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  nlohmann::json arches = nlohmann::json::parse(whole.out)["toolchain"]["arches"];
+  EXPECT_EQ(arches.size(), 11u) << arches.dump();
+  for (const auto& a : arches) EXPECT_EQ(a.get<std::string>().find(':'), std::string::npos) << arches.dump();
+  auto featured = run_archdb(args({"export", "--format", "rocke-v1", "--flavor", "llvm22", "--targets", "gfx1100:+wavefrontsize64"}));
+  EXPECT_EQ(featured.exit_code, 2);
+  EXPECT_NE(featured.err.find("'gfx1100:+wavefrontsize64,-wavefrontsize32' has features"), std::string::npos) << featured.err;
 }
 
 // A peer's declaration table becomes a catalog that measures each key exactly as the peer declares it: an

@@ -278,7 +278,7 @@ TEST(Gate, UnvalidatedPairsAreNotBuiltUnlessAllowed) {
                 "set(MANIFEST [==[" + (dir / "m.json").string() + "]==])\n"
                 "set(DECISION [==[" + decide(dir.path(), dir / "m.json", "wgrad_dw_portable_f16", "gfx942").string() + "]==])\n"
                 "set(SOURCE [==[" + (test::source_dir() / "kernels" / manifest["source"].get<std::string>()).string() + "]==])\n"
-                "set(TARGET gfx942)\nset(COMPILER [==[" ARCHDB_KERNEL_COMPILER "]==])\nset(FLAVOR \"\")\n"
+                "set(TARGET gfx942)\nset(TARGET_STEM gfx942)\nset(COMPILER [==[" ARCHDB_KERNEL_COMPILER "]==])\nset(FLAVOR \"\")\n"
                 "set(FLAGS [==[" + flags + "]==])\nset(OBJDUMP llvm-objdump-22)\n"
                 "set(OUT_DIR [==[" + (dir / "out").string() + "]==])\nset(ALLOW_UNVALIDATED " + (allow ? "TRUE" : "FALSE") + ")\n");
     std::string log = (dir / "log.txt").string();
@@ -365,7 +365,7 @@ TEST(Gate, StaleManifestFailsTheBuild) {
               "set(MANIFEST [==[" + (dir / "stale.json").string() + "]==])\n"
               "set(DECISION [==[" + decide(dir.path(), dir / "stale.json", "wgrad_dw_portable_f16", "gfx90a").string() + "]==])\n"
               "set(SOURCE [==[" + (test::source_dir() / "kernels" / manifest["source"].get<std::string>()).string() + "]==])\n"
-              "set(TARGET gfx90a)\nset(COMPILER [==[" ARCHDB_KERNEL_COMPILER "]==])\nset(FLAVOR \"\")\n"
+              "set(TARGET gfx90a)\nset(TARGET_STEM gfx90a)\nset(COMPILER [==[" ARCHDB_KERNEL_COMPILER "]==])\nset(FLAVOR \"\")\n"
               "set(FLAGS [==[" + flags + "]==])\nset(OBJDUMP llvm-objdump)\n"
               "set(OUT_DIR [==[" + (dir / "out").string() + "]==])\nset(ALLOW_UNVALIDATED FALSE)\n");
   std::string log = (dir / "log.txt").string();
@@ -420,26 +420,65 @@ TEST(Gate, InstalledPackageGatesAnotherProject) {
   EXPECT_EQ(test::read(dir / "app-build" / "app_kernels" / "atom_bf16.targets"), "gfx942");
 }
 
-// A target with features would be decided as its plain processor before compiling: the gate refuses it when it
-// is configured, naming where features go.
-TEST(Gate, TargetsWithFeaturesAreRefusedWhenConfigured) {
+// A target with features is decided with them and compiled with them: a wave64 gfx1100 refuses the wave32 WMMA
+// that plain gfx1100 builds, and builds a kernel without it as wave64 code. A feature the gate has no clang flag
+// for is refused when it is configured.
+TEST(Gate, TargetsWithFeaturesAreDecidedAndCompiledWithThem) {
   REQUIRE_GATE();
   test::TempDir dir;
-  test::write(dir / "app" / "manifests" / "k.json",
-              R"({"schema":"archdb.kernel-manifest/v1","kernel":"k","source":"k.hip","keys":["workitem.x"]})");
-  test::write(dir / "app" / "k.hip", "__attribute__((global)) void k() {}\n");
-  test::write(dir / "app" / "CMakeLists.txt",
-              "cmake_minimum_required(VERSION 3.20)\nproject(app NONE)\n"
-              "include(" + (test::source_dir() / "kernels" / "gate" / "ArchdbGate.cmake").string() + ")\n"
-              "archdb_add_gated_kernels(app_kernels MANIFESTS manifests/k.json TARGETS gfx1100:+wavefrontsize64\n"
-              "  ARCHDB " ARCHDB_BINARY " COMPILER " ARCHDB_KERNEL_COMPILER " OBJDUMP llvm-objdump)\n");
-  std::string log = (dir / "app.log").string();
-  EXPECT_NE(run("cmake -S " + (dir / "app").string() + " -B " + (dir / "app-build").string() + " >" + log + " 2>&1"), 0);
+  fs::create_directories(dir / "app" / "manifests");
+  test::write(dir / "app" / "k.hip",
+              "#define __global__ __attribute__((global))\n"
+              "typedef _Float16 v16h __attribute__((ext_vector_type(16)));\n"
+              "typedef float v8f __attribute__((ext_vector_type(8)));\n"
+              "extern \"C\" __global__ void ids(int* out) { out[__builtin_amdgcn_workitem_id_x()] = 1; }\n"
+              "#ifdef WMMA\n"
+              "extern \"C\" __global__ void w(v8f* out, const v16h* a) {\n"
+              "  int i = __builtin_amdgcn_workitem_id_x();\n"
+              "  out[i] = __builtin_amdgcn_wmma_f32_16x16x16_f16_w32(a[i], a[i + 1], out[i]);\n"
+              "}\n"
+              "#endif\n");
+  test::write(dir / "app" / "manifests" / "ids.json",
+              R"({"schema":"archdb.kernel-manifest/v1","kernel":"ids","source":"k.hip","keys":["workitem.x"]})");
+  test::write(dir / "app" / "manifests" / "wmma.json",
+              R"({"schema":"archdb.kernel-manifest/v1","kernel":"wmma","source":"k.hip","defines":["WMMA"],)"
+              R"("keys":["wmma.f32.16x16x16.f16","workitem.x"]})");
+  auto configure = [&](const std::string& targets) {
+    test::write(dir / "app" / "CMakeLists.txt",
+                "cmake_minimum_required(VERSION 3.20)\nproject(app NONE)\n"
+                "include(" + (test::source_dir() / "kernels" / "gate" / "ArchdbGate.cmake").string() + ")\n"
+                "archdb_add_gated_kernels(app_kernels MANIFESTS manifests/ids.json manifests/wmma.json TARGETS " +
+                    targets + "\n  ARCHDB " ARCHDB_BINARY " ARCHDB_ARGS --db " + (dir / "app.sqlite").string() +
+                    " COMPILER " ARCHDB_KERNEL_COMPILER " OBJDUMP llvm-objdump-22)\n");
+    std::string log = (dir / "app.log").string();
+    int rc = run("cmake -S " + (dir / "app").string() + " -B " + (dir / "app-build").string() + " >" + log +
+                 " 2>&1 && cmake --build " + (dir / "app-build").string() + " >>" + log + " 2>&1");
+    return std::make_pair(rc, test::read(log));
+  };
+
+  auto [rc, log] = configure("gfx1100 gfx1100:+wavefrontsize64");
+  ASSERT_EQ(rc, 0) << log;
+  fs::path out = dir / "app-build" / "app_kernels";
+  GateManifest gate = GateManifest::load(out / "gate-manifest.json");
+  const std::string wave64 = "gfx1100:+wavefrontsize64,-wavefrontsize32";
+  EXPECT_EQ(gate.kernels["ids"].targets, (std::vector<std::string>{"gfx1100", wave64}));
+  EXPECT_EQ(gate.kernels["wmma"].targets, std::vector<std::string>{"gfx1100"});
+  EXPECT_NE(log.find("archdb gate: refused: wmma on " + wave64), std::string::npos) << log;
+  // Compiled as wave64: the IR's functions carry the feature, and the code object exists under the target's name.
+  EXPECT_NE(test::read(out / "ids" / "gfx1100@+wavefrontsize64.ll").find("+wavefrontsize64"), std::string::npos);
+  EXPECT_EQ(test::read(out / "ids" / "gfx1100.ll").find("+wavefrontsize64"), std::string::npos);
+  EXPECT_TRUE(fs::exists(out / "ids" / "gfx1100@+wavefrontsize64.hsaco"));
+  EXPECT_FALSE(fs::exists(out / "wmma" / "gfx1100@+wavefrontsize64.hsaco"));
+
+  fs::remove_all(dir / "app-build");
+  auto [bad_rc, bad_log] = configure("gfx90a:+xnack");
+  EXPECT_NE(bad_rc, 0);
   std::string folded;  // CMake wraps a message's text over several indented lines
-  for (char c : test::read(log))
+  for (char c : bad_log)
     if (!std::isspace(static_cast<unsigned char>(c)) || (!folded.empty() && folded.back() != ' '))
       folded += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
-  EXPECT_NE(folded.find("TARGETS takes processors ('gfx1100:+wavefrontsize64')"), std::string::npos) << folded;
+  EXPECT_NE(folded.find("TARGETS 'gfx90a:+xnack': the gate compiles the features it knows a clang flag for"),
+            std::string::npos) << folded;
 }
 
 // The package config finds its prefix from where it is installed: a distribution layout (prefix /usr,

@@ -39,10 +39,16 @@ function(archdb_add_gated_kernels name)
   endif()
   foreach(target IN LISTS G_TARGETS)
     if(target MATCHES ":")
-      # The decision before compiling would be the plain processor's; the compiled IR's features are checked
-      # after it (archdb reads them from the IR), so features belong to the compile flags.
-      message(FATAL_ERROR "archdb_add_gated_kernels(${name}): TARGETS takes processors ('${target}'); give "
-                          "features in COMPILE_FLAGS (-mwavefrontsize64, --offload-arch target IDs are not taken)")
+      # A processor with features (gfx1100:+wavefrontsize64) is decided as such and compiled with the clang
+      # flag of each feature: only features the gate knows a flag for.
+      string(REGEX REPLACE "^[^:]*:" "" features "${target}")
+      string(REPLACE "," ";" features "${features}")
+      foreach(feature IN LISTS features)
+        if(NOT feature MATCHES "^(\\+wavefrontsize64|-wavefrontsize32|wavefrontsize64\\+|wavefrontsize32-)$")
+          message(FATAL_ERROR "archdb_add_gated_kernels(${name}): TARGETS '${target}': the gate compiles the "
+                              "features it knows a clang flag for (+wavefrontsize64: -mwavefrontsize64), not '${feature}'")
+        endif()
+      endforeach()
     endif()
   endforeach()
   if(NOT G_OUTPUT_DIR)
@@ -165,9 +171,11 @@ set(DECISIONS_DIR [==[${decisions_dir}]==])
       message(FATAL_ERROR "archdb_add_gated_kernels(${name}): ${manifest}: source '${source_path}' does not exist")
     endif()
     foreach(target IN LISTS G_TARGETS)
+      # A target's files are named by it, ':' spelt '@' (make takes ':' in a file name for a rule's).
+      string(REPLACE ":" "@" target_stem "${target}")
       set(out_dir "${G_OUTPUT_DIR}/${kernel}")
-      set(config "${G_OUTPUT_DIR}/.steps/${kernel}.${target}.cmake")
-      set(result "${out_dir}/${target}.result.json")
+      set(config "${G_OUTPUT_DIR}/.steps/${kernel}.${target_stem}.cmake")
+      set(result "${out_dir}/${target_stem}.result.json")
       file(GENERATE OUTPUT "${config}" CONTENT
 "set(ARCHDB [==[${G_ARCHDB}]==])
 set(ARCHDB_ARGS [==[${G_ARCHDB_ARGS}]==])
@@ -175,6 +183,7 @@ set(KERNEL [==[${kernel}]==])
 set(MANIFEST [==[${manifest}]==])
 set(SOURCE [==[${source_path}]==])
 set(TARGET [==[${target}]==])
+set(TARGET_STEM [==[${target_stem}]==])
 set(DECISION [==[${decisions_dir}/${kernel}.json]==])
 set(COMPILER [==[${G_COMPILER}]==])
 set(FLAVOR [==[${G_FLAVOR}]==])

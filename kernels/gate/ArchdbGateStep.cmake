@@ -5,7 +5,7 @@
 #   2. cleared: the device IR is compiled and checked again against the manifest (drift fails the build);
 #   3. the code object is compiled (with the backend's resource remarks), disassembled with llvm-objdump,
 #      and reported by `archdb code-object` (scratch must be 0);
-#   4. <target>.result.json records the outcome for the gate manifest.
+#   4. <target>.result.json records the outcome for the gate manifest (a target's files spell ':' as '@').
 cmake_minimum_required(VERSION 3.20)
 include("${CONFIG}")
 
@@ -21,8 +21,11 @@ function(gate_fail what)
   message(FATAL_ERROR "archdb gate: ${KERNEL} on ${TARGET}: ${what}")
 endfunction()
 
+if(NOT TARGET_STEM)
+  message(FATAL_ERROR "archdb gate: ${CONFIG} sets no TARGET_STEM (the name of ${TARGET}'s files)")
+endif()
 file(MAKE_DIRECTORY "${OUT_DIR}")
-set(base "${OUT_DIR}/${TARGET}")
+set(base "${OUT_DIR}/${TARGET_STEM}")
 if(FLAVOR)
   set(flavor_args --flavor "${FLAVOR}")
 else()
@@ -68,10 +71,25 @@ file(REMOVE "${base}.hsaco" "${base}.ll" "${base}.s" "${base}.remarks" "${base}.
      "${base}.inputs")
 string(JSON verdict GET "${check_json}" verdict)
 string(JSON headline GET "${check_json}" message)
-# The processor as LLVM names it (TARGET may be an alias: fiji is gfx803): what is compiled for and recorded.
-string(JSON processor GET "${check_json}" target)
+# The target as LLVM names it (TARGET may be an alias: fiji is gfx803; features are those that differ from the
+# processor's own): recorded. Its processor is compiled for, with the clang flag of each feature.
+string(JSON canonical_target GET "${check_json}" target)
 json_string(kernel_json "${KERNEL}")
-json_string(target_json "${processor}")
+json_string(target_json "${canonical_target}")
+string(REGEX REPLACE ":.*" "" processor "${canonical_target}")
+set(feature_flags "")
+set(mattr "")
+if(canonical_target MATCHES ":(.*)$")
+  set(mattr "--mattr=${CMAKE_MATCH_1}")
+  string(REPLACE "," ";" features "${CMAKE_MATCH_1}")
+  foreach(feature IN LISTS features)
+    if(feature STREQUAL "+wavefrontsize64")
+      list(APPEND feature_flags -mwavefrontsize64)
+    elseif(NOT feature STREQUAL "-wavefrontsize32")  # what +wavefrontsize64 implies
+      gate_fail("no clang flag the gate knows compiles feature '${feature}'")
+    endif()
+  endforeach()
+endif()
 # The keys the pair was checked for (the manifest's), recorded with built and refused pairs alike.
 file(READ "${MANIFEST}" manifest_text)
 string(JSON keys_json ERROR_VARIABLE err GET "${manifest_text}" keys)
@@ -96,7 +114,7 @@ endif()
 
 # 2. The device IR, checked again: an intrinsic the manifest does not list is drift.
 execute_process(
-  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${processor} -S -emit-llvm -o "${base}.ll" "${SOURCE}"
+  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${processor} ${feature_flags} -S -emit-llvm -o "${base}.ll" "${SOURCE}"
   ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   gate_fail("compiling device IR failed:\n${err}")
@@ -120,14 +138,14 @@ endif()
 
 # 3. The code object, its disassembly and its report.
 execute_process(
-  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${processor} --no-gpu-bundle-output
+  COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${processor} ${feature_flags} --no-gpu-bundle-output
           -Rpass-analysis=kernel-resource-usage -o "${base}.hsaco" "${SOURCE}"
   ERROR_VARIABLE remarks RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   gate_fail("compiling the code object failed:\n${remarks}")
 endif()
 file(WRITE "${base}.remarks" "${remarks}")
-execute_process(COMMAND "${OBJDUMP}" -d --mcpu=${processor} "${base}.hsaco"
+execute_process(COMMAND "${OBJDUMP}" -d --mcpu=${processor} ${mattr} "${base}.hsaco"
   OUTPUT_FILE "${base}.s" ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   gate_fail("llvm-objdump failed: ${err}")
@@ -141,7 +159,7 @@ if(NOT rc EQUAL 0)
 endif()
 file(WRITE "${base}.report.json" "${report}")
 get_filename_component(kernel_dir "${OUT_DIR}" NAME)
-json_string(object_json "${kernel_dir}/${TARGET}.hsaco")
+json_string(object_json "${kernel_dir}/${TARGET_STEM}.hsaco")
 message(STATUS "archdb gate: ${headline}")
 file(WRITE "${base}.result.json"
   "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": true, \"keys\": ${keys_json}, \"code_object\": ${object_json}, \"check\": ${check_json}, \"report\": ${report}}\n")
