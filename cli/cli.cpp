@@ -2,6 +2,7 @@
 // become a one-line message and an exit code.
 #include "cli/cli.h"
 
+#include <sys/personality.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -71,22 +72,34 @@ CLI::Validator processor_name() {
       "PROCESSOR", "LLVM's processor name");
 }
 
-// The probe's workers fault in fresh memory for every compile; with huge pages that is a few faults
-// instead of thousands. glibc reads its malloc tunables only at start-up, so a measuring command starts
-// itself once more with them set (nothing is lost: nothing has happened yet).
-void reexec_with_huge_pages(int argc, char** argv) {
+// A measuring command starts itself once more, before anything has happened (nothing is lost), set up for
+// measuring in two ways only a new program image takes:
+//  - huge pages for malloc: the probe's workers fault in fresh memory for every compile; with huge pages that
+//    is a few faults instead of thousands (glibc reads its malloc tunables only at start-up);
+//  - the same address layout every run (no ASLR): LLVM's crashes on bad memory land where the addresses of that
+//    run send them, and the pass a crash is attributed to, which is a cell's evidence, changed from run to run
+//    (a census's image samples on gfx1250 crashed "in pass 'Finalize ISel...'" in 1 run of 3, in "AMDGPU DAG->DAG
+//    Pattern Instruction Selection" otherwise; with one layout, the same pass in 8 runs of 8).
+void reexec_for_measuring(int argc, char** argv) {
   bool measuring = false;
   for (int i = 1; i < argc; ++i) measuring |= std::strcmp(argv[i], "regen") == 0 || std::strcmp(argv[i], "bench") == 0 ||
                                               std::strcmp(argv[i], "census") == 0;
+  if (!measuring) return;
   const char* tunables = std::getenv("GLIBC_TUNABLES");
-  if (!measuring || (tunables && std::strstr(tunables, "glibc.malloc.hugetlb"))) return;
-  std::string value = std::string(tunables && *tunables ? std::string(tunables) + ":" : "") + "glibc.malloc.hugetlb=1";
-  ::setenv("GLIBC_TUNABLES", value.c_str(), 1);
+  const bool huge_pages = tunables && std::strstr(tunables, "glibc.malloc.hugetlb");
+  const int persona = ::personality(0xffffffff);
+  const bool fixed_layout = persona != -1 && (persona & ADDR_NO_RANDOMIZE);
+  if (huge_pages && fixed_layout) return;
+  if (!huge_pages) {
+    std::string value = std::string(tunables && *tunables ? std::string(tunables) + ":" : "") + "glibc.malloc.hugetlb=1";
+    ::setenv("GLIBC_TUNABLES", value.c_str(), 1);
+  }
+  if (!fixed_layout && persona != -1) ::personality(static_cast<unsigned long>(persona) | ADDR_NO_RANDOMIZE);
   ::execv("/proc/self/exe", argv);  // returns only on failure: then go on as we are
 }
 
 int run(int argc, char** argv) {
-  reexec_with_huge_pages(argc, argv);
+  reexec_for_measuring(argc, argv);
   Context context = Context::with_defaults();
   int exit_code = kExitOk;
   CLI::App app{"archdb: which LLVM intrinsics each AMD GPU target can lower, per LLVM version, with evidence"};

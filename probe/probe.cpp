@@ -386,9 +386,10 @@ class ProbeRun {
       if (r.id < 0) return;
       Attempt& a = attempt(r.id);
       a.report = r;
-      // Answered: its kernel is never compiled again (only deaths are retried), so its text goes; the
-      // census's posings make tens of thousands of them.
+      // Answered: its kernel is never compiled again (only deaths are retried), so its text and declaration
+      // go; the census's posings make tens of thousands of them.
       std::string().swap(items_[static_cast<size_t>(r.id)].ir);
+      std::string().swap(items_[static_cast<size_t>(r.id)].declare_line);
       stats_.slowest_answer_cpu_ms = std::max(stats_.slowest_answer_cpu_ms, r.cpu_ms);
       ++done_;
     };
@@ -532,7 +533,7 @@ class ProbeRun {
         const KeyState& k = keys_[ps.key];
         while (ps.open && ps.next < ps.queue.size()) {
           const auto& [group, posing] = ps.queue[ps.next];
-          if (ps.closed_groups.count(group) || !ps.tried_texts.insert(probe_kernel_ir("x", k.resolution.shape, posing)).second) {
+          if (ps.closed_groups.count(group) || !ps.tried.insert(posing_signature(k.resolution.shape, posing)).second) {
             ++ps.next;  // a closed group, or a posing that writes the same kernel again
             continue;
           }
@@ -605,7 +606,7 @@ class ProbeRun {
     std::vector<std::pair<int, Posing>> queue;  // (group, posing), in order
     size_t next = 0;
     std::set<int> closed_groups;
-    std::set<std::string> tried_texts;
+    std::set<std::string> tried;  // the posings' signatures (posing_signature): a kernel is never written twice
     std::set<std::string> refusals;  // masked refusals met so far
     int expansions = 0;
     bool open = true;
@@ -686,7 +687,7 @@ class ProbeRun {
     ps.default_refusal = mask_immediates(evidence);
     ps.refusals.insert(ps.default_refusal);
     Posing base = default_posing(k);
-    ps.tried_texts.insert(probe_kernel_ir("x", shape, base));
+    ps.tried.insert(posing_signature(shape, base));
     add_sweep_posings(ps, shape);
     if (!structural_refusal(evidence)) {
       // One kernel each, before the immediates one at a time: a register class or an atomic's returning form
@@ -713,7 +714,7 @@ class ProbeRun {
     ps.target = target;
     ps.why = why;
     Posing base = default_posing(k);
-    ps.tried_texts.insert(probe_kernel_ir("x", k.resolution.shape, base));
+    ps.tried.insert(posing_signature(k.resolution.shape, base));
     add_operand_posings(ps, base, k.resolution.shape);
     add_sweep_posings(ps, k.resolution.shape);
     return ps;
@@ -789,6 +790,10 @@ class ProbeRun {
       solutions_[{ps.key, ps.target}] = {posing, items_[static_cast<size_t>(id)].function};
       ps.open = false;
       ps.decided = true;
+    } else if (Attempt& tried = attempt(id); tried.report) {
+      // A posing that decided nothing is never read for what it became again (only for how it ended, should
+      // it be the search's first crash): its instructions go. Most of the census's posing kernels are such.
+      std::vector<std::string>().swap(tried.report->mnemonics);
     }
   }
 

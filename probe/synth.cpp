@@ -172,6 +172,19 @@ std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& 
   return probe_kernel_ir(function_name, shape, Posing::all(shape, imm));
 }
 
+std::string posing_signature(const ProbeShape& shape, const Posing& posing) {
+  std::string s;
+  size_t immarg = 0;
+  for (const auto& p : shape.params)
+    if (p.immarg && p.type != "metadata") {
+      s += immarg_constant(p.type, immarg < posing.imm.size() ? posing.imm[immarg] : 0) + ";";
+      ++immarg;
+    }
+  if (posing.uniform && has_divergent_operand(shape)) s += " uniform";
+  if (posing.result_unused && shape.return_type != "void") s += " unused";
+  return s;
+}
+
 std::string baseline_signature(const ProbeShape& shape, const Posing& posing) {
   std::string s = (posing.result_unused ? std::string("void") : shape.return_type) + " <-";
   for (const auto& p : shape.params)

@@ -60,6 +60,10 @@ std::string immarg_constant(const std::string& type, int64_t value);
 // The kernel that calls the declaration once, posed as `posing` says (or with every immarg operand `imm`).
 std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, const Posing& posing);
 std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& shape, int64_t imm);
+// What of `posing` the text of its probe kernel depends on (the immediates as written, uniform operands where
+// some operand is made divergent, an unused result where there is one): two posings of `shape` write the same
+// kernel exactly when their signatures are equal. Small, where the kernel's text is not.
+std::string posing_signature(const ProbeShape& shape, const Posing& posing);
 // Kernels with the same baseline signature share one baseline; a posing's operands and result are part of it.
 std::string baseline_signature(const ProbeShape& shape, const Posing& posing);
 std::string baseline_kernel_ir(const std::string& function_name, const ProbeShape& shape, const Posing& posing);

@@ -100,6 +100,36 @@ TEST(Cli, RegenWritesTheColumnAndRegeneratingIsByteIdentical) {
   EXPECT_EQ(test::read(ws.column() / "column.json"), column);
 }
 
+// A measuring command runs with malloc's huge pages and one address layout (no ASLR, so that where LLVM crashes on
+// bad memory, and the pass a cell's evidence names, is the same every run): it starts itself again so set up.
+TEST(Cli, AMeasuringCommandRunsWithHugePagesAndAFixedAddressLayout) {
+  Workspace ws;
+  std::vector<std::string> args = ws.args({"regen", "--flavor", flavor()});
+  args.insert(args.begin(), ARCHDB_BINARY);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, ARCHDB_BINARY, &quiet, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&quiet);
+  const std::string proc = "/proc/" + std::to_string(pid);
+  bool fixed_layout = false, huge_pages = false;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    std::string persona = test::read(proc + "/personality"), env = test::read(proc + "/environ");
+    if (!persona.empty()) fixed_layout |= (std::stoul(persona, nullptr, 16) & 0x0040000) != 0;  // ADDR_NO_RANDOMIZE
+    huge_pages |= env.find("glibc.malloc.hugetlb=1") != std::string::npos;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_TRUE(fixed_layout);
+  EXPECT_TRUE(huge_pages);
+}
+
 TEST(Cli, CheckPassesOnAnUnchangedColumnAndNamesEveryChangedCell) {
   Workspace ws;
   ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);

@@ -292,6 +292,45 @@ namespace {
 
 // llvm.amdgcn.s.setreg.ll: a uniform value lowers to s_setreg_b32; a divergent one is "Operand has incorrect
 // register class".
+// Two posings write the same probe kernel exactly when their signatures are equal: what the posing search
+// keeps of every kernel it tried, instead of the kernel's text.
+TEST(Posing, TwoPosingsWriteTheSameKernelExactlyWhenTheirSignaturesAreEqual) {
+  std::vector<ProbeShape> shapes(3);
+  shapes[0].callee = "llvm.amdgcn.x";  // a divergent operand, a flag immarg, a result
+  shapes[0].return_type = "i32";
+  shapes[0].params = {{"i32", false}, {"i1", true}, {"i32", true}};
+  shapes[1].callee = "llvm.amdgcn.y";  // only a pointer (uniform either way), a metadata operand, no result
+  shapes[1].return_type = "void";
+  shapes[1].params = {{"ptr addrspace(1)", false}, {"metadata", false}, {"i32", true}};
+  shapes[2].callee = "llvm.amdgcn.z";  // a float immarg
+  shapes[2].return_type = "float";
+  shapes[2].params = {{"float", false}, {"float", true}};
+  std::vector<Posing> posings;
+  for (int64_t a : {0, 1, 2, 16777217})
+    for (int64_t b : {0, 1, 32})
+      for (bool uniform : {false, true})
+        for (bool unused : {false, true}) {
+          Posing p;
+          p.imm = {a, b};
+          p.uniform = uniform;
+          p.result_unused = unused;
+          posings.push_back(p);
+        }
+  Posing short_one;  // fewer immediates than immarg operands: the rest are 0
+  short_one.imm = {1};
+  posings.push_back(short_one);
+  int same = 0;
+  for (const auto& shape : shapes)
+    for (const auto& p : posings)
+      for (const auto& q : posings) {
+        bool same_text = probe_kernel_ir("k", shape, p) == probe_kernel_ir("k", shape, q);
+        EXPECT_EQ(posing_signature(shape, p) == posing_signature(shape, q), same_text)
+            << shape.callee << ": " << posing_signature(shape, p) << " / " << posing_signature(shape, q);
+        same += same_text && !(p == q);
+      }
+  EXPECT_GT(same, 0);  // distinct posings that write one kernel (i1 flags 1 and 2, a uniform pointer) exist
+}
+
 TEST(Posing, UniformOperandsWhereADivergentOneIsRefused) {
   auto p = probe("s.setreg llvm.amdgcn.s.setreg\n", {"gfx900", "gfx1100"});
   for (const char* t : {"gfx900", "gfx1100"}) {
