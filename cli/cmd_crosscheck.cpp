@@ -103,8 +103,8 @@ MeasuredFacts measure_fact_declarations(const Census& census, const std::vector<
 }
 
 // Each fact's target: its processor with what its -mattr changes there, as this build's LLVM computes it. A
-// processor or feature this LLVM does not know leaves the plain processor (the census counts the processor as
-// unknown, or a newer LLVM's feature as not changing what this one builds).
+// feature this LLVM does not know leaves the plain processor (llc ignores it: it changes nothing this LLVM
+// builds); a processor it does not know keeps the features as spelled (the fact counts as an unknown processor).
 void resolve_fact_targets(std::vector<TestFact>& facts) {
   initialize_amdgpu();
   std::map<std::string, std::string> resolved;
