@@ -8,7 +8,8 @@
 #   archdb_add_gated_kernels(<name>
 #     MANIFESTS <manifest.json>...      # archdb.kernel-manifest/v1 files; "source" is relative to SOURCE_DIR
 #     [SOURCE_DIR <dir>]                # default: the directory of the first manifest's parent
-#     [TARGETS <gfx>...]                # default: gfx90a gfx942 gfx950 gfx1100 gfx1201 gfx1250
+#     [TARGETS <gfx>...]                # default: gfx90a gfx942 gfx950 gfx1100 gfx1201 gfx1250; a processor may
+#                                       # carry +wavefrontsize64 (gfx1100:+wavefrontsize64: -mwavefrontsize64)
 #     [COMPILER <clang++>]              # default: CMAKE_HIP_COMPILER, else clang++-<LLVM major of archdb>, clang++
 #     [FLAVOR <llvmNN>]                 # default: derived from the compiler (`archdb check --compiler`)
 #     [ARCHDB <archdb executable or target>]   # default: the target archdb, else the imported archdb::archdb
@@ -19,7 +20,8 @@
 #     [OUTPUT_DIR <dir>]                # default: ${CMAKE_CURRENT_BINARY_DIR}/<name>
 #     [ALLOW_UNVALIDATED])              # also build pairs the column cannot answer (with a warning)
 #
-# Produces the target <name> (part of ALL), <OUTPUT_DIR>/<kernel>/<target>.hsaco for cleared pairs, and
+# Produces the target <name> (part of ALL), <OUTPUT_DIR>/<kernel>/<target>.hsaco for cleared pairs (':' in a
+# target spelt '@'), and
 # <OUTPUT_DIR>/gate-manifest.json with <OUTPUT_DIR>/gate-report.txt (`archdb gate-report`).
 include_guard(GLOBAL)
 set(ARCHDB_GATE_DIR "${CMAKE_CURRENT_LIST_DIR}")
