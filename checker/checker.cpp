@@ -366,16 +366,29 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     item.verdict = Verdict::kRefused;
     return item;
   };
-  // A target only the census covers: every use is answered by the census cell of its intrinsic (a key by
-  // the intrinsic LLVM resolved it to on the wired targets).
-  auto census_only_answer = [&](const std::string& intrinsic, const std::string& key) {
-    if (intrinsic.empty()) return no_answer(intrinsic, key, "no measured cell of " + key + " in " + request.flavor +
-                                                                " names its intrinsic for the census");
-    std::optional<CheckItem> item = census_answer(intrinsic);
+  // A target no column covers: a processor only the census has, whose every use is answered by the census cell
+  // of its intrinsic (a key by the intrinsic LLVM resolved it to on the wired targets); or a processor with
+  // features no column is measured with, which the census (processors without features) does not answer. Else
+  // a cell measured on demand (from the kernel's declaration of it), else a non-answer saying why.
+  auto unwired_answer = [&](const std::string& intrinsic, const std::string& key) {
+    if (intrinsic.empty())
+      return no_answer(intrinsic, key, "no measured cell of " + key + " in " + request.flavor + " names its intrinsic" +
+                                           (featured ? "" : " for the census"));
+    std::optional<CheckItem> item = featured ? std::nullopt : census_answer(intrinsic);
     if (!item) item = on_demand_answer(intrinsic);
     if (!item && census_knows(intrinsic) == false) item = name_absent(intrinsic);
-    if (!item) return no_answer(intrinsic, key, request.target + " is not wired and " + request.flavor +
-                                                    "'s census has no cell for " + intrinsic + " on it");
+    if (!item) {
+      std::string why;
+      if (!featured)
+        why = request.target + " is not wired and " + request.flavor + "'s census has no cell for " + intrinsic + " on it";
+      else if (request.declarations.find(intrinsic) == request.declarations.end() && !key.empty())
+        why = request.target + " is measured on demand from a kernel's IR (its declaration of " + intrinsic +
+              "), not from a key";
+      else
+        why = request.target + " (a processor with features) is measured on demand, from a kernel's IR, by an "
+              "archdb that links " + request.flavor + "'s LLVM";
+      return no_answer(intrinsic, key, why);
+    }
     item->key = key;
     item->intrinsic = intrinsic;
     return *item;
@@ -385,30 +398,8 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     return it != column.cells.end() && it->first.first == key ? it->second.intrinsic : "";
   };
 
-  // A processor with features no column covers: no column or census measured it; every call is measured on
-  // demand (from the kernel's declaration of it), or is a non-answer saying so.
-  auto featured_answer = [&](const std::string& intrinsic, const std::string& key) {
-    if (intrinsic.empty())
-      return no_answer(intrinsic, key, "no measured cell of " + key + " in " + request.flavor + " names its intrinsic");
-    std::optional<CheckItem> item = on_demand_answer(intrinsic);
-    if (!item && census_knows(intrinsic) == false) item = name_absent(intrinsic);
-    if (!item) {
-      std::string why = request.target + " (a processor with features) is measured on demand, from a kernel's IR, by an "
-                        "archdb that links " + request.flavor + "'s LLVM";
-      if (request.declarations.find(intrinsic) == request.declarations.end() && !key.empty())
-        why = request.target + " is measured on demand from a kernel's IR (its declaration of " + intrinsic +
-              "), not from a key";
-      return no_answer(intrinsic, key, why);
-    }
-    item->key = key;
-    item->intrinsic = intrinsic;
-    return *item;
-  };
-
   for (const std::string& key : request.keys)
-    result.items.push_back(featured      ? featured_answer(resolved_intrinsic(key), key)
-                           : census_only ? census_only_answer(resolved_intrinsic(key), key)
-                                         : answer_for_key(key, ""));
+    result.items.push_back(featured || census_only ? unwired_answer(resolved_intrinsic(key), key) : answer_for_key(key, ""));
   for (const std::string& intrinsic : request.intrinsics) {
     auto keys = column.keys_by_intrinsic.find(intrinsic);
     if (std::optional<std::string> foreign = foreign_target_of(intrinsic)) {
@@ -423,7 +414,7 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
       result.items.push_back(std::move(item));
     } else if (featured || census_only) {
       std::string key = keys == column.keys_by_intrinsic.end() ? "" : keys->second.front();
-      result.items.push_back(featured ? featured_answer(intrinsic, key) : census_only_answer(intrinsic, key));
+      result.items.push_back(unwired_answer(intrinsic, key));
     } else if (!column.has_cells) {
       result.items.push_back(no_answer(intrinsic, "", no_column));
     } else if (keys == column.keys_by_intrinsic.end()) {

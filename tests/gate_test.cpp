@@ -45,6 +45,15 @@ int run(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// CMake wraps a message's text over several indented lines: compare with each run of whitespace one space.
+std::string fold_whitespace(const std::string& text) {
+  std::string folded;
+  for (char c : text)
+    if (!std::isspace(static_cast<unsigned char>(c)) || (!folded.empty() && folded.back() != ' '))
+      folded += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
+  return folded;
+}
+
 std::vector<std::string> manifests() {
   std::vector<std::string> out;
   for (const auto& e : fs::directory_iterator(test::source_dir() / "kernels" / "manifests"))
@@ -286,11 +295,7 @@ TEST(Gate, UnvalidatedPairsAreNotBuiltUnlessAllowed) {
                  (test::source_dir() / "kernels" / "gate" / "ArchdbGateStep.cmake").string() + " >" + log + " 2>&1");
     std::string text = test::read(log);
     EXPECT_EQ(rc, 0) << text;
-    // CMake wraps a warning's text over several indented lines: compare with the whitespace folded.
-    std::string folded;
-    for (char c : text)
-      if (!std::isspace(static_cast<unsigned char>(c)) || (!folded.empty() && folded.back() != ' '))
-        folded += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
+    std::string folded = fold_whitespace(text);
     nlohmann::json result = nlohmann::json::parse(test::read(dir / "out" / "gfx942.result.json"));
     EXPECT_EQ(result["check"]["verdict"], "unvalidated");
     EXPECT_EQ(result["keys"], nlohmann::json(keys));
@@ -473,10 +478,7 @@ TEST(Gate, TargetsWithFeaturesAreDecidedAndCompiledWithThem) {
   fs::remove_all(dir / "app-build");
   auto [bad_rc, bad_log] = configure("gfx90a:+xnack");
   EXPECT_NE(bad_rc, 0);
-  std::string folded;  // CMake wraps a message's text over several indented lines
-  for (char c : bad_log)
-    if (!std::isspace(static_cast<unsigned char>(c)) || (!folded.empty() && folded.back() != ' '))
-      folded += std::isspace(static_cast<unsigned char>(c)) ? ' ' : c;
+  std::string folded = fold_whitespace(bad_log);
   EXPECT_NE(folded.find("TARGETS 'gfx90a:+xnack': the gate compiles the features it knows a clang flag for"),
             std::string::npos) << folded;
 }
