@@ -39,11 +39,11 @@ struct CensusArgs {
   bool summary = false;
 };
 
-double peak_mib() {
-  struct rusage self {}, children {};
-  getrusage(RUSAGE_SELF, &self);
-  getrusage(RUSAGE_CHILDREN, &children);
-  return static_cast<double>(std::max(self.ru_maxrss, children.ru_maxrss)) / 1024.0;
+// Peak resident memory, in MiB, of this process and of the largest process it waited for (the workers).
+double peak_mib(int who) {
+  struct rusage usage {};
+  getrusage(who, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;
 }
 
 void print_census_summary(const Census& census) {
@@ -128,11 +128,14 @@ int census_command(const Context& ctx, const CensusArgs& args) {
   std::string phases = fmt::format("instantiation {:.2f} s ({} candidates)", run.plan_seconds, run.candidates_tried);
   for (const auto& [name, secs] : run.stats.phases) phases += fmt::format(", {} {:.2f} s", name, secs);
   std::printf("wall %.1f s; phases: %s; %d workers, %d worker restarts, %d posing probes (%d for refusals, %d for "
-              "no instruction, %d for rejected assembly, %d for crashes), %d search candidates, %d retried; peak memory %.0f MiB "
-              "(largest process)\n",
+              "no instruction, %d for rejected assembly, %d for crashes), %d search candidates, %d retried; peak memory: this process "
+              "%.0f MiB, the largest worker %.0f MiB\n",
               run.seconds, phases.c_str(), run.stats.workers, run.stats.worker_deaths, run.stats.sweep_probes,
               run.stats.posed_refused, run.stats.posed_no_instruction, run.stats.posed_rejected, run.stats.posed_crashed, run.search_candidates,
-              run.stats.retried, peak_mib());
+              run.stats.retried, peak_mib(RUSAGE_SELF), peak_mib(RUSAGE_CHILDREN));
+  for (size_t r = 0; r < run.search.size(); ++r)
+    std::printf("search round %zu: %zu intrinsics lowered nowhere, %zu candidates measured, %zu lowered\n", r + 1,
+                run.search[r].intrinsics, run.search[r].candidates, run.search[r].found);
   std::printf("the slowest kernel answered took %.1f ms of CPU time (budgets %d ms, %d ms on the retry)\n",
               run.stats.slowest_answer_cpu_ms, options.cpu_budget_ms, options.retry_cpu_budget_ms);
   if (!run.probe_errors.empty()) {

@@ -428,6 +428,7 @@ CensusRun run_census(const CensusOptions& options) {
         }
       found.entries.push_back(e);
     }
+    run.search.push_back({searching.size(), tried.entries.size(), found.entries.size()});
     if (found.entries.empty()) continue;
     std::vector<Cell> measured = measure(found, probe);
     run.census.cells.insert(run.census.cells.end(), measured.begin(), measured.end());
@@ -464,7 +465,7 @@ std::string probe_module_text(const DeclSpec& spec, std::optional<int64_t> imm, 
   }
   std::string text = r.shape.declare_line + "\n";
   if (r.shape.declare_line != kProbeSupportDeclare) text += std::string(kProbeSupportDeclare) + "\n";
-  text += probe_kernel_ir("probe", r.shape, imm.value_or(r.default_imm));
+  text += probe_kernel_ir("probe", r.shape, imm ? Posing::all(r.shape, *imm) : default_posing(r.shape, r.default_imm));
   text += "!llvm.module.flags = !{!0}\n!0 = !{i32 1, !\"amdhsa_code_object_version\", i32 " +
           std::to_string(kCodeObjectVersion * 100) + "}\n";
   return text;

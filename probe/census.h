@@ -87,6 +87,12 @@ struct CensusRun {
   ProbeStats stats;
   int candidates_tried = 0;               // combinations posed to LLVM while instantiating
   int search_candidates = 0;              // instantiations measured by the search on its processors
+  struct SearchRound {
+    size_t intrinsics = 0;                // searching: none of their instantiations lowered yet
+    size_t candidates = 0;                // measured on the search's processors
+    size_t found = 0;                     // that lowered on one of them, then measured on every processor
+  };
+  std::vector<SearchRound> search;
   double plan_seconds = 0;                // enumeration and instantiation
   double seconds = 0;                     // the whole census
 };

@@ -298,7 +298,7 @@ class ProbeRun {
     return it->second;
   }
 
-  static Posing default_posing(const KeyState& k) { return Posing::all(k.resolution.shape, k.resolution.default_imm); }
+  static Posing default_posing(const KeyState& k) { return archdb::default_posing(k.resolution.shape, k.resolution.default_imm); }
 
   static bool resolved(const KeyState& k) {
     return k.resolved_reported && k.resolution.kind == Resolution::Kind::kResolved;
@@ -311,7 +311,7 @@ class ProbeRun {
       if (resolved(k)) {
         text += k.resolution.shape.declare_line + "\n";
         if (k.resolution.shape.declare_line != kProbeSupportDeclare) text += std::string(kProbeSupportDeclare) + "\n";
-        text += probe_kernel_ir(k.function, k.resolution.shape, k.resolution.default_imm);
+        text += probe_kernel_ir(k.function, k.resolution.shape, default_posing(k));
         text += baseline_ir_.at(k.baseline);
       } else if (k.spec->kind == DeclSpec::Kind::kDeclare) {
         text += "; not probed: " + k.resolution.evidence + "\n" + k.spec->declare_text + "\n";
@@ -467,7 +467,7 @@ class ProbeRun {
     for (const auto& target : known_) {
       for (const auto& k : keys_) {
         if (!resolved(k)) continue;
-        ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, k.resolution.default_imm),
+        ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, default_posing(k)),
                                k.resolution.shape.declare_line));
       }
     }
@@ -808,7 +808,7 @@ class ProbeRun {
         if (!a) continue;
         Status s = verdict_of(*a).status;
         if (s == Status::kToolchainCrash || s == Status::kToolchainTimeout)
-          ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, k.resolution.default_imm),
+          ids.push_back(add_item(target, k.function, probe_kernel_ir(k.function, k.resolution.shape, default_posing(k)),
                                  k.resolution.shape.declare_line));
       }
     }

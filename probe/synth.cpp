@@ -82,6 +82,27 @@ std::string divergent(const std::string& type, size_t i, std::string& body) {
   return a;
 }
 
+// An image intrinsic's descriptors — its resource and sampler, the `<8 x i32>` and `<4 x i32>` operands the
+// trailing immediates follow (coordinates and data come before them) — are uniform in every kernel: a divergent
+// one makes LLVM wrap the call in a loop over the lanes' descriptors (v_readfirstlane ... s_cbranch_execnz).
+bool passed_uniform(const ProbeShape& shape, size_t i) {
+  if (shape.callee.rfind("llvm.amdgcn.image.", 0) != 0) return false;
+  size_t at = shape.params.size();
+  while (at > 0 && (shape.params[at - 1].immarg || shape.params[at - 1].type == "metadata")) --at;
+  for (; at > 0; --at) {
+    const std::string& type = shape.params[at - 1].type;
+    if (shape.params[at - 1].immarg || (type != "<8 x i32>" && type != "<4 x i32>")) break;
+    if (at - 1 == i) return true;
+  }
+  return false;
+}
+
+// The value the call (or the baseline) passes for ordinary operand %a<i>.
+std::string operand_value(const ProbeShape& shape, const Posing& posing, size_t i, std::string& body) {
+  if (posing.uniform || passed_uniform(shape, i)) return "%a" + std::to_string(i);
+  return divergent(shape.params[i].type, i, body);
+}
+
 }  // namespace
 
 bool ProbeShape::has_int_immarg() const {
@@ -99,6 +120,20 @@ size_t ProbeShape::immarg_count() const {
 Posing Posing::all(const ProbeShape& shape, int64_t imm) {
   Posing p;
   p.imm.assign(shape.immarg_count(), imm);
+  return p;
+}
+
+Posing default_posing(const ProbeShape& shape, int64_t imm) {
+  Posing p = Posing::all(shape, imm);
+  auto named = [&](const char* prefix) { return shape.callee.rfind(prefix, 0) == 0; };
+  bool has_dmask = named("llvm.amdgcn.image.") && !named("llvm.amdgcn.image.atomic.") && !named("llvm.amdgcn.image.bvh");
+  if (has_dmask && imm == 0 && !p.imm.empty()) {
+    for (const auto& param : shape.params)
+      if (param.immarg) {
+        if (param.type == "i32") p.imm.front() = 1;
+        break;
+      }
+  }
   return p;
 }
 
@@ -121,7 +156,7 @@ std::string quote_ir_name(const std::string& name) { return "@\"" + name + "\"";
 bool has_divergent_operand(const ProbeShape& shape) {
   for (size_t i = 0; i < shape.params.size(); ++i) {
     const Operand& p = shape.params[i];
-    if (p.immarg || p.type == "metadata") continue;
+    if (p.immarg || p.type == "metadata" || passed_uniform(shape, i)) continue;
     std::string body;
     if (divergent(p.type, i, body) != "%a" + std::to_string(i)) return true;
   }
@@ -154,7 +189,7 @@ std::string probe_kernel_ir(const std::string& function_name, const ProbeShape& 
       ++immarg;
     } else {
       sig += ", " + p.type + " %a" + std::to_string(i);
-      args += p.type + " " + (posing.uniform ? "%a" + std::to_string(i) : divergent(p.type, i, body));
+      args += p.type + " " + operand_value(shape, posing, i, body);
     }
   }
   std::string ir = "define amdgpu_kernel void " + quote_ir_name(function_name) + "(" + sig + ") {\n" + body;
@@ -187,8 +222,10 @@ std::string posing_signature(const ProbeShape& shape, const Posing& posing) {
 
 std::string baseline_signature(const ProbeShape& shape, const Posing& posing) {
   std::string s = (posing.result_unused ? std::string("void") : shape.return_type) + " <-";
-  for (const auto& p : shape.params)
-    if (!p.immarg && p.type != "metadata") s += " " + p.type + ";";
+  for (size_t i = 0; i < shape.params.size(); ++i) {
+    const Operand& p = shape.params[i];
+    if (!p.immarg && p.type != "metadata") s += " " + p.type + (passed_uniform(shape, i) ? " uniform;" : ";");
+  }
   if (posing.uniform) s += " uniform";
   return s;
 }
@@ -200,7 +237,7 @@ std::string baseline_kernel_ir(const std::string& function_name, const ProbeShap
     const Operand& p = shape.params[i];
     if (p.immarg || p.type == "metadata") continue;
     sig += ", " + p.type + " %a" + std::to_string(i);
-    std::string v = posing.uniform ? "%a" + std::to_string(i) : divergent(p.type, i, body);
+    std::string v = operand_value(shape, posing, i, body);
     // Each operand is used by an empty inline-asm statement: it is loaded into a register as the call would
     // need it, and nothing else is emitted that the call's own lowering could be mistaken for (a store of a
     // data operand would look exactly like a store intrinsic).

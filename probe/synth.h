@@ -55,6 +55,12 @@ struct Posing {
   std::string describe(const Posing& base) const;
 };
 
+// The posing a key is first probed with: every immarg operand `imm` (the key's default immediate), ordinary
+// operands divergent, the result stored; but an image intrinsic's dmask (its first immarg operand; image atomics
+// and BVH intersections have none) is 1, one channel, when `imm` is 0: a dmask of 0 loads nothing, the call
+// folds away, and every processor would need a second posing to be asked for work.
+Posing default_posing(const ProbeShape& shape, int64_t imm);
+
 // The immediate written for an immarg operand of `type` when probing with `value`.
 std::string immarg_constant(const std::string& type, int64_t value);
 // The kernel that calls the declaration once, posed as `posing` says (or with every immarg operand `imm`).

@@ -364,14 +364,21 @@ TEST(Posing, ImmediatesFoundOneObjectionAtATime) {
   EXPECT_EQ(p.at("ds.ordered.add", "gfx900").posing, "");  // the default lowers there
 }
 
-// With dmask 0 image.load.1d loads nothing and folds away; with a channel it is image_load, which LLVM's
-// assembler accepts for gfx90a and rejects for gfx942 ("instruction not supported on this GPU").
+// A call that folds away is posed again until it becomes an instruction; an instruction LLVM's assembler rejects
+// for the processor ("instruction not supported on this GPU": image_load on gfx942) is a refusal.
 TEST(Posing, AnInstructionMustAppearAndTheAssemblerMustAcceptIt) {
+  // icmp with predicate 0 folds away; 32 (ICMP_EQ) is a compare.
+  auto cmp = probe("icmp llvm.amdgcn.icmp[i64, i32]\n", {"gfx90a"});
+  const Cell& compares = cmp.at("icmp", "gfx90a");
+  EXPECT_EQ(compares.status, Status::kOk) << cell_to_json(compares).dump();
+  EXPECT_TRUE(contains(compares.lowered_to, "v_cmp_eq_u32_e64")) << cell_to_json(compares).dump();
+  EXPECT_EQ(compares.imm, 32) << cell_to_json(compares).dump();
+  EXPECT_EQ(compares.note, "");
+  // The image load (posed with one channel) becomes image_load everywhere; gfx942's assembler rejects it.
   auto p = probe("image.load.1d llvm.amdgcn.image.load.1d[<4 x float>, i32, <8 x i32>]\n", {"gfx90a", "gfx942"});
   const Cell& ok = p.at("image.load.1d", "gfx90a");
   EXPECT_EQ(ok.status, Status::kOk) << cell_to_json(ok).dump();
   EXPECT_TRUE(contains(ok.lowered_to, "image_load")) << cell_to_json(ok).dump();
-  EXPECT_EQ(ok.posing, "immediates 1, 0, 0");
   EXPECT_EQ(ok.note, "");
   const Cell& absent = p.at("image.load.1d", "gfx942");
   EXPECT_EQ(absent.status, Status::kArchAbsent) << cell_to_json(absent).dump();
@@ -390,20 +397,61 @@ TEST(Probe, ACallThatCrashesSelectionPosedOneWayIsAnsweredByAnotherPosing) {
   const Cell& loads = p.at("image.load.tfe", "gfx1030");
   EXPECT_EQ(loads.status, Status::kOk) << cell_to_json(loads).dump();
   EXPECT_TRUE(contains(loads.lowered_to, "image_load")) << cell_to_json(loads).dump();
-  EXPECT_EQ(loads.posing, "immediates 0, 1, 0") << cell_to_json(loads).dump();
+  EXPECT_EQ(loads.posing, "immediates 1, 1, 0") << cell_to_json(loads).dump();
   const Cell& absent = p.at("image.load.tfe", "gfx942");
   EXPECT_EQ(absent.status, Status::kArchAbsent) << cell_to_json(absent).dump();
   EXPECT_NE(absent.evidence.find("posed the default way LLVM crashed"), std::string::npos) << absent.evidence;
 }
 
 TEST(Probe, AStoreOfFourTexelsTheAssemblerRejectsWithOneChannelIsPosedWithFour) {
-  // dmask 0 (and 1) for four texels prints image_store the assembler rejects; 15 is the store.
+  // dmask 1 (the default's one channel) for four texels prints image_store the assembler rejects; 15 is the store.
   auto p = probe("image.store.v4 llvm.amdgcn.image.store.2d[<4 x float>, i32, <8 x i32>]\n", {"gfx1030"});
   const Cell& c = p.at("image.store.v4", "gfx1030");
   EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
   EXPECT_TRUE(contains(c.lowered_to, "image_store")) << cell_to_json(c).dump();
   EXPECT_EQ(c.mc_check, "") << cell_to_json(c).dump();
   EXPECT_EQ(c.posing, "immediates 15, 0, 0") << cell_to_json(c).dump();
+}
+
+TEST(Posing, AnImageCallIsPosedWithOneChannelAndItsDescriptorsUniform) {
+  ProbeShape sample;
+  sample.callee = "llvm.amdgcn.image.sample.1d.v4f32.f32.v8i32.v4i32";
+  sample.return_type = "<4 x float>";
+  sample.params = {{"i32", true}, {"float", false}, {"<8 x i32>", false}, {"<4 x i32>", false},
+                   {"i1", true},  {"i32", true},    {"i32", true}};
+  EXPECT_EQ(default_posing(sample, 0).imm, (std::vector<int64_t>{1, 0, 0, 0})) << "dmask 0 loads nothing";
+  EXPECT_EQ(default_posing(sample, 2).imm, (std::vector<int64_t>{2, 2, 2, 2})) << "an immediate the verifier wanted";
+  ProbeShape atomic = sample;  // no dmask: its first immediate is texfailctrl
+  atomic.callee = "llvm.amdgcn.image.atomic.add.1d.i32.i32.v8i32";
+  atomic.return_type = "i32";
+  atomic.params = {{"i32", false}, {"i32", false}, {"<8 x i32>", false}, {"i32", true}, {"i32", true}};
+  EXPECT_EQ(default_posing(atomic, 0).imm, (std::vector<int64_t>{0, 0}));
+  ProbeShape other = sample;  // the same operands, not an image: nothing is set
+  other.callee = "llvm.amdgcn.not.an.image";
+  EXPECT_EQ(default_posing(other, 0).imm, (std::vector<int64_t>{0, 0, 0, 0}));
+
+  // The coordinate is divergent; the resource and the sampler are passed as the kernel receives them.
+  std::string ir = probe_kernel_ir("k", sample, default_posing(sample, 0));
+  EXPECT_NE(ir.find("(i32 1, float %d1, <8 x i32> %a2, <4 x i32> %a3, i1 false, i32 0, i32 0)"), std::string::npos) << ir;
+  std::string not_image = probe_kernel_ir("k", other, default_posing(other, 0));
+  EXPECT_NE(not_image.find("<8 x i32> %d2, <4 x i32> %d3"), std::string::npos) << not_image;
+  // A store's data may be <4 x i32> too: only the operands the trailing immediates follow are descriptors.
+  ProbeShape store;
+  store.callee = "llvm.amdgcn.image.store.1d.v4i32.i32.v8i32";
+  store.return_type = "void";
+  store.params = {{"<4 x i32>", false}, {"i32", true}, {"i32", false}, {"<8 x i32>", false}, {"i32", true}, {"i32", true}};
+  std::string stores = probe_kernel_ir("k", store, default_posing(store, 0));
+  EXPECT_NE(stores.find("(<4 x i32> %d0, i32 1, i32 %d2, <8 x i32> %a3, i32 0, i32 0)"), std::string::npos) << stores;
+  EXPECT_NE(baseline_signature(sample, Posing{}), baseline_signature(other, Posing{}));
+
+  // Posed so, the sample is one instruction where the processor has images, with nothing else to pose.
+  auto p = probe("image.sample llvm.amdgcn.image.sample.1d[<4 x float>, float, <8 x i32>, <4 x i32>]\n", {"gfx1030"});
+  const Cell& c = p.at("image.sample", "gfx1030");
+  EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
+  EXPECT_TRUE(contains(c.lowered_to, "image_sample")) << cell_to_json(c).dump();
+  EXPECT_FALSE(contains(c.lowered_to, "v_readfirstlane_b32")) << "no loop over the lanes' descriptors: " << cell_to_json(c).dump();
+  EXPECT_EQ(c.posing, "") << cell_to_json(c).dump();
+  EXPECT_EQ(c.note, "") << cell_to_json(c).dump();
 }
 
 }  // namespace archdb
