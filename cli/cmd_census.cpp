@@ -136,6 +136,8 @@ int census_command(const Context& ctx, const CensusArgs& args) {
   for (size_t r = 0; r < run.search.size(); ++r)
     std::printf("search round %zu: %zu intrinsics lowered nowhere, %zu candidates measured, %zu lowered\n", r + 1,
                 run.search[r].intrinsics, run.search[r].candidates, run.search[r].found);
+  std::printf("layout search: %zu intrinsics sought where their family lowers, %zu candidates measured, %zu kept\n",
+              run.layout.intrinsics, run.layout.candidates, run.layout.found);
   std::printf("the slowest kernel answered took %.1f ms of CPU time (budgets %d ms, %d ms on the retry)\n",
               run.stats.slowest_answer_cpu_ms, options.cpu_budget_ms, options.retry_cpu_budget_ms);
   if (!run.probe_errors.empty()) {

@@ -5,8 +5,10 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "llvm/llvm_compat.h"
 #include "probe/resolve.h"
@@ -80,6 +82,18 @@ llvm::Intrinsic::ID exact_id(const std::string& name) {
   return id;
 }
 
+// The family of an intrinsic whose overload types are a layout that differs by generation or wave size: matrix
+// operands (gfx11's wave32 WMMA takes <16 x half> sources, gfx12's <8 x half>), lane masks (a wave64 ballot is
+// i64), transposing loads (gfx12's b128 is <8 x i16>). Empty for the others.
+std::string layout_family(const std::string& intrinsic) {
+  std::string name = intrinsic.substr(std::min(intrinsic.size(), kPrefix.size()));
+  if (name.rfind("wmma.", 0) == 0 || name.rfind("swmmac.", 0) == 0) return "matrix";
+  if (name == "ballot" || name == "inverse.ballot") return "lane mask";
+  if (name.find(".tr", 0) != std::string::npos && (name.rfind("global.load.", 0) == 0 || name.rfind("ds.", 0) == 0))
+    return "transposing load";
+  return "";
+}
+
 // One intrinsic on its way to its instantiations.
 struct Pending {
   std::string name;
@@ -141,20 +155,24 @@ std::vector<std::vector<std::string>> candidate_combinations(const std::string& 
   else if (has(".global.") || has(".cluster.")) pointer = "ptr addrspace(1)";
   else if (has(".flat.")) pointer = "ptr";
   // A width the name states (ds.read.tr8.b64, cluster.load.b128): the result is that many bits, of 16-bit
-  // elements where a transposing load says so (tr16).
-  std::string width;
+  // elements where a transposing load says so (tr16); then the same width in the other element size (gfx12's
+  // global.load.tr.b128 is <8 x i16>).
+  std::vector<std::string> width;
   const bool halves = has(".tr16.");
-  for (const auto& [word, type] : std::vector<std::pair<const char*, const char*>>{
-           {".b32.", "i32"}, {".b64.", halves ? "<4 x i16>" : "<2 x i32>"}, {".b96.", "<3 x i32>"},
-           {".b128.", halves ? "<8 x i16>" : "<4 x i32>"}})
-    if (has(word)) width = type;
+  for (const auto& [word, dwords, shorts] : std::vector<std::tuple<const char*, const char*, const char*>>{
+           {".b32.", "i32", ""}, {".b64.", "<2 x i32>", "<4 x i16>"}, {".b96.", "<3 x i32>", ""},
+           {".b128.", "<4 x i32>", "<8 x i16>"}})
+    if (has(word)) {
+      width = {halves && *shorts ? shorts : dwords};
+      if (*shorts) width.push_back(halves ? dwords : shorts);
+    }
   // Matrix operands: the element types the name states (wmma.f32.16x16x16.f16: f32 results, f16 sources), wide
   // vectors first (a wave32 lane holds 8 or 16 elements of a 16x16 tile).
   std::vector<std::string> result_matrix, source_matrix;
   if (matrix) {
     std::vector<std::string> tokens = split(family, '.');
     auto vectors_of = [](const std::string& element) -> std::vector<std::string> {
-      if (element == "f32") return {"<8 x float>", "<4 x float>", "<16 x float>"};
+      if (element == "f32") return {"<8 x float>", "<4 x float>", "<16 x float>", "<2 x float>"};
       if (element == "f16") return {"<16 x half>", "<8 x half>", "<4 x half>"};
       if (element == "bf16") return {"<16 x bfloat>", "<8 x bfloat>", "<16 x i16>", "<8 x i16>"};
       if (element == "i32") return {"<8 x i32>", "<4 x i32>"};
@@ -176,7 +194,7 @@ std::vector<std::vector<std::string>> candidate_combinations(const std::string& 
       if (in_result) first = {image_atomic ? "i32" : "<4 x float>"};  // atomics: one channel; else four texels
       else if (descriptors < 2) first = {descriptors++ == 0 ? "<8 x i32>" : "<4 x i32>"};
     }
-    if (in_result && !width.empty()) first = {width};
+    if (in_result && !width.empty()) first = width;
     if (in_result && family.rfind("make.buffer.rsrc", 0) == 0 && slot.element == compat::OverloadSlot::Element::kPointer)
       first.push_back("ptr addrspace(8)");  // a buffer resource
     if (!pointer.empty() && slot.element == compat::OverloadSlot::Element::kPointer) first.push_back(pointer);
@@ -190,8 +208,14 @@ std::vector<std::vector<std::string>> candidate_combinations(const std::string& 
       auto at = std::find(l.begin(), l.end(), *it);
       if (at != l.end()) std::rotate(l.begin(), at, at + 1);
     }
-    // Vectors before scalars for a matrix's operands; a sparse matrix's last slot is its index (a scalar).
+    // Vectors before scalars for a matrix's operands; a sparse matrix's last slot is its index (a scalar):
+    // i16 first (gfx12's wave32 forms), then i32.
     bool index_slot = family.rfind("swmmac.", 0) == 0 && i + 1 == table.slots.size();
+    if (index_slot)
+      for (const char* t : {"i32", "i16"}) {
+        auto at = std::find(l.begin(), l.end(), std::string(t));
+        if (at != l.end()) std::rotate(l.begin(), at, at + 1);
+      }
     if (matrix && !index_slot && slot.shape == compat::OverloadSlot::Shape::kAny)
       std::stable_partition(l.begin(), l.end(), [](const std::string& t) { return t.front() == '<'; });
     if (lists.back().empty()) {
@@ -201,6 +225,31 @@ std::vector<std::vector<std::string>> candidate_combinations(const std::string& 
   }
   if (lists.empty()) {
     why = "overloaded, but LLVM's table names no overload type";
+    return out;
+  }
+  if (!layout_family(intrinsic).empty()) {
+    // By the sum of the slots' ranks, the first slots' lower ranks first: every combination one step from the
+    // first (a result or a source of the next width: gfx12's <8 x half> sources, gfx1250's <8 x half> results;
+    // a load's other element size) comes before any two steps away, where the last slot varying fastest would
+    // try every source type (every pointer) first. For the layout families only (see layout_family).
+    size_t most = 0;
+    for (const auto& l : lists) most += l.size() - 1;
+    std::vector<std::string> combo(lists.size());
+    std::function<void(size_t, size_t)> place = [&](size_t slot, size_t left) {
+      if (out.size() >= limit) return;
+      if (slot + 1 == lists.size()) {
+        if (left < lists[slot].size()) {
+          combo[slot] = lists[slot][left];
+          out.push_back(combo);
+        }
+        return;
+      }
+      for (size_t rank = 0; rank <= left && rank < lists[slot].size(); ++rank) {
+        combo[slot] = lists[slot][rank];
+        place(slot + 1, left - rank);
+      }
+    };
+    for (size_t total = 0; total <= most && out.size() < limit; ++total) place(0, total);
     return out;
   }
   std::vector<size_t> at(lists.size(), 0);
@@ -433,6 +482,87 @@ CensusRun run_census(const CensusOptions& options) {
     std::vector<Cell> measured = measure(found, probe);
     run.census.cells.insert(run.census.cells.end(), measured.begin(), measured.end());
   }
+  // ---- the layout search: an intrinsic whose overload types are a generation's or a wave size's layout (see
+  // layout_family) tries its next candidates on each search processor where none of its instantiations lowers
+  // but one of its family's intrinsics does (a lane mask: wherever it does not lower); a candidate that lowers
+  // on such a processor keeps a row of its own. ----
+  if (!representatives.empty() && options.layout_width > 0) {
+    std::map<std::string, std::string> intrinsic_of;
+    for (const auto& inst : run.census.instantiations) intrinsic_of[inst.key] = inst.intrinsic;
+    std::map<std::string, std::set<std::string>> lowers;         // intrinsic -> processors where one instantiation is ok
+    std::map<std::string, std::set<std::string>> family_lowers;  // layout family -> processors with an instruction of it
+    for (const auto& c : run.census.cells) {
+      if (c.status != Status::kOk) continue;
+      const std::string& intrinsic = intrinsic_of[c.key];
+      lowers[intrinsic].insert(c.target);
+      if (!c.lowered_to.empty()) family_lowers[layout_family(intrinsic)].insert(c.target);
+    }
+    std::map<size_t, std::set<std::string>> wanted_on;  // pending -> search processors it is sought on
+    for (size_t i = 0; i < pending.size(); ++i) {
+      const Pending& p = pending[i];
+      std::string family = layout_family(p.name);
+      if (!p.overloaded || p.chosen.empty() || family.empty() || p.next >= p.combos.size()) continue;
+      for (const auto& r : representatives) {
+        if (lowers[p.name].count(r)) continue;
+        if (family != "lane mask" && !family_lowers[family].count(r)) continue;
+        wanted_on[i].insert(r);
+      }
+    }
+    std::vector<size_t> searching;
+    for (const auto& [i, where] : wanted_on) searching.push_back(i);
+    auto candidates = instantiate(searching, static_cast<size_t>(options.layout_width));
+    // Each candidate is measured only where its intrinsic is sought: one run per set of processors.
+    std::map<std::set<std::string>, Catalog> tried_on;
+    std::vector<std::string> order;  // every candidate, in candidate order
+    std::map<std::string, size_t> owner;
+    for (auto& [i, insts] : candidates)
+      for (auto& inst : insts) {
+        Catalog& tried = tried_on[wanted_on[i]];
+        tried.path = "(census layout search)";
+        tried.entries.push_back(entry_of(pending[i], inst));
+        order.push_back(inst.key);
+        owner[inst.key] = i;
+      }
+    run.layout.intrinsics = searching.size();
+    run.layout.candidates = order.size();
+    if (!order.empty()) {
+      run.search_candidates += static_cast<int>(order.size());
+      std::vector<Cell> cells;
+      for (const auto& [where, tried] : tried_on) {
+        ProbeOptions on_sought = probe;
+        on_sought.targets.assign(where.begin(), where.end());
+        std::vector<Cell> measured = measure(tried, on_sought);
+        cells.insert(cells.end(), measured.begin(), measured.end());
+      }
+      std::map<std::string, const CatalogEntry*> entry;
+      for (const auto& [where, tried] : tried_on)
+        for (const auto& e : tried.entries) entry[e.key] = &e;
+      Catalog found;
+      found.path = "(census layout search)";
+      for (const auto& key : order) {  // in candidate order: the first to lower on a sought processor is kept
+        const CatalogEntry& e = *entry[key];
+        size_t i = owner[e.key];
+        bool kept = false;
+        for (const auto& c : cells) {
+          if (c.key != e.key || c.status != Status::kOk || c.lowered_to.empty() || !wanted_on[i].count(c.target)) continue;
+          wanted_on[i].erase(c.target);
+          kept = true;
+        }
+        if (!kept) continue;
+        for (const auto& inst : candidates[i])
+          if (inst.key == e.key) {
+            pending[i].chosen.push_back(inst);
+            run.census.instantiations.push_back(inst);
+          }
+        found.entries.push_back(e);
+      }
+      run.layout.found = found.entries.size();
+      if (!found.entries.empty()) {
+        std::vector<Cell> measured = measure(found, probe);
+        run.census.cells.insert(run.census.cells.end(), measured.begin(), measured.end());
+      }
+    }
+  }
   CensusProvenance& prov = run.census.provenance;
   prov.flavor = options.flavor;
   prov.llvm_version = tc.llvm_version;
@@ -446,6 +576,7 @@ CensusRun run_census(const CensusOptions& options) {
   posing["max_instantiations"] = static_cast<int>(wanted);
   posing["max_candidates"] = options.max_candidates;
   posing["search"] = {{"rounds", options.search_rounds}, {"width", options.search_width}, {"processors", representatives}};
+  posing["layout_search"] = {{"width", options.layout_width}, {"families", {"matrix (wmma, swmmac)", "lane mask (ballot, inverse.ballot)", "transposing load (*.tr*)"}}};
   posing["retries_in_parallel"] = true;
   prov.probe = posing;
   prov.processors = processors;

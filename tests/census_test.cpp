@@ -80,7 +80,7 @@ TEST(Census, OverloadedIntrinsicsTakeDocumentedCandidatesInOrder) {
   EXPECT_EQ(run.census.find("llvm.amdgcn.s.barrier.signal", "gfx90a")->status, Status::kToolchainCrash);
 }
 
-// Candidate set v2: what an intrinsic's name implies comes first (census.h, "family hints").
+// Candidate set v3: what an intrinsic's name implies comes first (census.h, "family hints").
 TEST(Census, FamilyHintsPutFirstWhatTheNameImplies) {
   std::string why;
   auto first = [&](const char* name) {
@@ -101,6 +101,50 @@ TEST(Census, FamilyHintsPutFirstWhatTheNameImplies) {
   bool early = false;
   for (size_t i = 0; i < 4; ++i) early |= wmma[i] == std::vector<std::string>{"<8 x float>", "<16 x half>"};
   EXPECT_TRUE(early);
+  // v3: a layout family's combinations one step from the first come next (gfx12's sources, gfx1250's results),
+  // before the last slot tries every other type.
+  EXPECT_EQ(wmma[1], (std::vector<std::string>{"<8 x float>", "<8 x half>"}));
+  auto f16 = candidate_combinations("llvm.amdgcn.wmma.f16.16x16x64.bf8.bf8", 400, why);
+  ASSERT_GE(f16.size(), 12u);
+  EXPECT_TRUE(std::find(f16.begin(), f16.begin() + 12, std::vector<std::string>{"<8 x half>", "<8 x i32>"}) != f16.begin() + 12);
+  auto sparse = candidate_combinations("llvm.amdgcn.swmmac.f32.16x16x32.f16", 400, why);
+  ASSERT_GE(sparse.size(), 4u);
+  EXPECT_EQ(sparse.front().back(), "i16");  // gfx12's sparse index
+  EXPECT_TRUE(std::find(sparse.begin(), sparse.begin() + 4,
+                        std::vector<std::string>{"<8 x float>", "<8 x half>", "<16 x half>", "i16"}) != sparse.begin() + 4);
+  auto tr = candidate_combinations("llvm.amdgcn.global.load.tr.b128", 400, why);
+  ASSERT_GE(tr.size(), 3u);
+  EXPECT_EQ(tr.front().front(), "<4 x i32>");
+  EXPECT_TRUE(std::find_if(tr.begin(), tr.begin() + 3, [](const auto& c) { return c.front() == "<8 x i16>"; }) != tr.begin() + 3);
+  // Not a layout family: the last slot still varies fastest.
+  auto other = candidate_combinations("llvm.amdgcn.icmp", 400, why);
+  ASSERT_GE(other.size(), 2u);
+  EXPECT_EQ(other[0].front(), other[1].front());
+}
+
+// An intrinsic whose overload types are a generation's or a wave size's layout is sought where its family
+// lowers and it does not: gfx12's WMMA takes <8 x half> sources where gfx11's takes <16 x half>, a wave64
+// ballot is i64. Each layout found keeps a row of its own; the first rows stay true answers for their names.
+TEST(Census, TheLayoutSearchFindsEachGenerationsAndWaveSizesInstantiation) {
+  CensusOptions options;
+  options.flavor = linked_toolchain().flavor();
+  // wmma...fp8.fp8 is gfx12's alone: with it the matrix family lowers on gfx1201.
+  options.intrinsics = {"llvm.amdgcn.wmma.f32.16x16x16.f16", "llvm.amdgcn.wmma.f32.16x16x16.fp8.fp8", "llvm.amdgcn.ballot"};
+  options.processors = {"gfx900", "gfx1100", "gfx1201"};
+  CensusRun run = run_census(options);
+  ASSERT_TRUE(run.probe_errors.empty()) << run.probe_errors.front();
+  auto status = [&](const char* key, const char* target) {
+    const Cell* c = run.census.find(key, target);
+    return c ? c->status : Status::kProbeError;
+  };
+  EXPECT_EQ(status("llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16", "gfx1100"), Status::kOk);
+  EXPECT_EQ(status("llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16", "gfx1201"), Status::kArchAbsent);
+  EXPECT_EQ(status("llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16", "gfx1201"), Status::kOk);
+  EXPECT_EQ(status("llvm.amdgcn.ballot.i32", "gfx900"), Status::kArchAbsent);
+  EXPECT_EQ(status("llvm.amdgcn.ballot.i64", "gfx900"), Status::kOk);
+  // gfx900 has no matrix instructions: no candidate was sought there for the WMMA.
+  EXPECT_EQ(status("llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v8f16", "gfx900"), Status::kArchAbsent);
+  EXPECT_EQ(run.layout.found, 2u);
 }
 
 // An instantiation that lowers nowhere makes the census try the next candidates: trig.preop posed f32 lowers
