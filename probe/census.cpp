@@ -148,7 +148,8 @@ std::vector<std::vector<std::string>> candidate_combinations(const std::string& 
   const bool image = family.rfind("image.", 0) == 0;
   const bool image_atomic = family.rfind("image.atomic.", 0) == 0;
   // Matrix intrinsics take their operands as vectors (wmma.f32.16x16x16.f16: <8 x float>, <16 x half>).
-  const bool matrix = family.rfind("wmma.", 0) == 0 || family.rfind("swmmac.", 0) == 0;
+  const std::string layout = layout_family(intrinsic);
+  const bool matrix = layout == "matrix";
   // The address space a family works on: LDS for ds.* and *lds*, global for global.*, flat for flat.*.
   std::string pointer;
   if (has(".ds.") || family.find("lds") != std::string::npos) pointer = "ptr addrspace(3)";
@@ -227,7 +228,7 @@ std::vector<std::vector<std::string>> candidate_combinations(const std::string& 
     why = "overloaded, but LLVM's table names no overload type";
     return out;
   }
-  if (!layout_family(intrinsic).empty()) {
+  if (!layout.empty()) {
     // By the sum of the slots' ranks, the first slots' lower ranks first: every combination one step from the
     // first (a result or a source of the next width: gfx12's <8 x half> sources, gfx1250's <8 x half> results;
     // a load's other element size) comes before any two steps away, where the last slot varying fastest would
@@ -432,6 +433,18 @@ CensusRun run_census(const CensusOptions& options) {
   // ---- the search: an overloaded intrinsic none of whose instantiations lowered anywhere tries its next
   // candidates, on one processor of each generation, until one lowers there; that one is then measured on every
   // processor and keeps a row of its own beside the first. ----
+  // A candidate of pending `i` that lowered where it was sought keeps a row of its own: into `found`, which
+  // measure_everywhere then measures on every processor.
+  auto keep = [&](size_t i, const CensusInstantiation& inst, Catalog& found) {
+    pending[i].chosen.push_back(inst);
+    run.census.instantiations.push_back(inst);
+    found.entries.push_back(entry_of(pending[i], inst));
+  };
+  auto measure_everywhere = [&](const Catalog& found) {
+    if (found.entries.empty()) return;
+    std::vector<Cell> measured = measure(found, probe);
+    run.census.cells.insert(run.census.cells.end(), measured.begin(), measured.end());
+  };
   std::vector<std::string> representatives;
   for (const char* r : kSearchProcessors)
     if (std::binary_search(processors.begin(), processors.end(), std::string(r))) representatives.push_back(r);
@@ -450,37 +463,24 @@ CensusRun run_census(const CensusOptions& options) {
     auto candidates = instantiate(searching, static_cast<size_t>(std::max(1, options.search_width)));
     Catalog tried;
     tried.path = "(census search)";
-    std::map<std::string, size_t> owner;
-    for (auto& [i, insts] : candidates)
-      for (auto& inst : insts) {
-        tried.entries.push_back(entry_of(pending[i], inst));
-        owner[inst.key] = i;
-      }
+    for (const auto& [i, insts] : candidates)
+      for (const auto& inst : insts) tried.entries.push_back(entry_of(pending[i], inst));
     if (tried.entries.empty()) break;
     run.search_candidates += static_cast<int>(tried.entries.size());
     ProbeOptions on_representatives = probe;
     on_representatives.targets = representatives;
     std::vector<Cell> cells = measure(tried, on_representatives);
-    std::set<size_t> settled;
     Catalog found;
     found.path = "(census search)";
-    for (const auto& e : tried.entries) {  // in candidate order: the first that lowers settles its intrinsic
-      size_t i = owner[e.key];
-      if (settled.count(i)) continue;
-      bool ok = std::any_of(cells.begin(), cells.end(), [&](const Cell& c) { return c.key == e.key && c.status == Status::kOk; });
-      if (!ok) continue;
-      settled.insert(i);
-      for (const auto& inst : candidates[i])
-        if (inst.key == e.key) {
-          pending[i].chosen.push_back(inst);
-          run.census.instantiations.push_back(inst);
+    for (const auto& [i, insts] : candidates)  // in candidate order: the first that lowers settles its intrinsic
+      for (const auto& inst : insts)
+        if (std::any_of(cells.begin(), cells.end(),
+                        [&](const Cell& c) { return c.key == inst.key && c.status == Status::kOk; })) {
+          keep(i, inst, found);
+          break;
         }
-      found.entries.push_back(e);
-    }
     run.search.push_back({searching.size(), tried.entries.size(), found.entries.size()});
-    if (found.entries.empty()) continue;
-    std::vector<Cell> measured = measure(found, probe);
-    run.census.cells.insert(run.census.cells.end(), measured.begin(), measured.end());
+    measure_everywhere(found);
   }
   // ---- the layout search: an intrinsic whose overload types are a generation's or a wave size's layout (see
   // layout_family) tries its next candidates on each search processor where none of its instantiations lowers
@@ -513,55 +513,36 @@ CensusRun run_census(const CensusOptions& options) {
     auto candidates = instantiate(searching, static_cast<size_t>(options.layout_width));
     // Each candidate is measured only where its intrinsic is sought: one run per set of processors.
     std::map<std::set<std::string>, Catalog> tried_on;
-    std::vector<std::string> order;  // every candidate, in candidate order
-    std::map<std::string, size_t> owner;
-    for (auto& [i, insts] : candidates)
-      for (auto& inst : insts) {
+    for (const auto& [i, insts] : candidates)
+      for (const auto& inst : insts) {
         Catalog& tried = tried_on[wanted_on[i]];
         tried.path = "(census layout search)";
         tried.entries.push_back(entry_of(pending[i], inst));
-        order.push_back(inst.key);
-        owner[inst.key] = i;
+        ++run.layout.candidates;
       }
     run.layout.intrinsics = searching.size();
-    run.layout.candidates = order.size();
-    if (!order.empty()) {
-      run.search_candidates += static_cast<int>(order.size());
-      std::vector<Cell> cells;
-      for (const auto& [where, tried] : tried_on) {
-        ProbeOptions on_sought = probe;
-        on_sought.targets.assign(where.begin(), where.end());
-        std::vector<Cell> measured = measure(tried, on_sought);
-        cells.insert(cells.end(), measured.begin(), measured.end());
-      }
-      std::map<std::string, const CatalogEntry*> entry;
-      for (const auto& [where, tried] : tried_on)
-        for (const auto& e : tried.entries) entry[e.key] = &e;
-      Catalog found;
-      found.path = "(census layout search)";
-      for (const auto& key : order) {  // in candidate order: the first to lower on a sought processor is kept
-        const CatalogEntry& e = *entry[key];
-        size_t i = owner[e.key];
+    run.search_candidates += static_cast<int>(run.layout.candidates);
+    std::vector<Cell> cells;
+    for (const auto& [where, tried] : tried_on) {
+      ProbeOptions on_sought = probe;
+      on_sought.targets.assign(where.begin(), where.end());
+      std::vector<Cell> measured = measure(tried, on_sought);
+      cells.insert(cells.end(), measured.begin(), measured.end());
+    }
+    Catalog found;
+    found.path = "(census layout search)";
+    for (const auto& [i, insts] : candidates)  // in candidate order: each that lowers where still sought is kept
+      for (const auto& inst : insts) {
         bool kept = false;
         for (const auto& c : cells) {
-          if (c.key != e.key || c.status != Status::kOk || c.lowered_to.empty() || !wanted_on[i].count(c.target)) continue;
+          if (c.key != inst.key || c.status != Status::kOk || c.lowered_to.empty() || !wanted_on[i].count(c.target)) continue;
           wanted_on[i].erase(c.target);
           kept = true;
         }
-        if (!kept) continue;
-        for (const auto& inst : candidates[i])
-          if (inst.key == e.key) {
-            pending[i].chosen.push_back(inst);
-            run.census.instantiations.push_back(inst);
-          }
-        found.entries.push_back(e);
+        if (kept) keep(i, inst, found);
       }
-      run.layout.found = found.entries.size();
-      if (!found.entries.empty()) {
-        std::vector<Cell> measured = measure(found, probe);
-        run.census.cells.insert(run.census.cells.end(), measured.begin(), measured.end());
-      }
-    }
+    run.layout.found = found.entries.size();
+    measure_everywhere(found);
   }
   CensusProvenance& prov = run.census.provenance;
   prov.flavor = options.flavor;
