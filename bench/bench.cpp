@@ -102,8 +102,7 @@ int run_bench(const Catalog& catalog, const BenchOptions& options) {
   std::vector<Command> commands;
   size_t cells = 0;
   for (const auto& c : first.column.cells) {
-    bool compiled = c.status == Status::kOk || c.status == Status::kArchAbsent || c.status == Status::kToolchainCrash ||
-                    c.status == Status::kToolchainTimeout;
+    bool compiled = c.status == Status::kOk || c.status == Status::kArchAbsent || is_toolchain_failure(c.status);
     if (!compiled) continue;
     if (cells++ % static_cast<size_t>(std::max(1, options.subprocess_every)) != 0) continue;
     fs::path ll = work / "ir" / (c.key + ".ll");

@@ -34,7 +34,7 @@ struct CensusArgs {
   int retries = 1;
   int max_instantiations = 1;
   int max_candidates = 64;
-  std::string immarg_sweep = "1,2,4,12,16";
+  std::string immarg_sweep = immarg_sweep_text(kDefaultImmargSweep);
   std::string export_file;
   bool summary = false;
 };
@@ -111,14 +111,7 @@ int census_command(const Context& ctx, const CensusArgs& args) {
   options.retries = args.retries;
   options.max_instantiations = args.max_instantiations;
   options.max_candidates = args.max_candidates;
-  options.immarg_sweep.clear();
-  for (const auto& v : split_list(args.immarg_sweep)) {
-    try {
-      options.immarg_sweep.push_back(std::stoll(v));
-    } catch (const std::exception&) {
-      throw usage_error("--immarg-sweep: '" + v + "' is not an integer");
-    }
-  }
+  options.immarg_sweep = parse_immarg_sweep(args.immarg_sweep);
   options.progress = ::isatty(2);
   bool partial = !options.intrinsics.empty() || !options.processors.empty();
 
@@ -203,7 +196,7 @@ void add_census(CLI::App& app, Context& context, int& exit_code) {
       ->check(CLI::Range(1, 100000));
   sub->add_option("--immarg-sweep", args->immarg_sweep,
                   "immediate values tried on a negative whose declaration has integer immarg operands")
-      ->default_val("1,2,4,12,16");
+      ->default_val(immarg_sweep_text(kDefaultImmargSweep));
   sub->callback([&context, &exit_code, args] { exit_code = census_command(context, *args); });
   add_census_reports(app, context, exit_code);
 }

@@ -34,10 +34,10 @@ void add_coverage(CLI::App& app, Context& context, int& exit_code) {
       std::printf("%s\n", cov.summary().c_str());
       if (!only->empty())
         for (const auto& step : cov.how_to_measure) std::printf("  %s\n", step.c_str());
-      failed += cov.verdict == FlavorCoverage::Verdict::kFail;
+      failed += cov.result == FlavorCoverage::Result::kFail;
     }
     int skipped = 0;
-    for (const auto& cov : report) skipped += cov.verdict == FlavorCoverage::Verdict::kSkip;
+    for (const auto& cov : report) skipped += cov.result == FlavorCoverage::Result::kSkip;
     std::printf("%zu keys x %zu targets; %zu columns, %d failing, %d skipped (descriptors)\n", catalog.entries.size(),
                 targets.names.size(), report.size(), failed, skipped);
     exit_code = failed ? kExitDifferent : kExitOk;

@@ -100,7 +100,7 @@ std::vector<Disagreement> disagreements_of(const Views& v) {
       kind = "front end accepts, back end cannot lower";
     else if (!c.accepted && s == Status::kOk)
       kind = "front end refuses, back end lowers";
-    else if (c.accepted && (s == Status::kToolchainCrash || s == Status::kToolchainTimeout))
+    else if (c.accepted && is_toolchain_failure(s))
       kind = "front end accepts, back end crashes or hangs";
     if (kind.empty()) continue;
     out.push_back({c.key, c.target, k ? k->builtin : "", k ? k->call : "", kind, &c, be});
@@ -247,7 +247,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
     for (const auto& c : cells) {
       auto s = by_name.find(source + "\t" + c.key);
       if (s == by_name.end()) continue;
-      if (c.status == Status::kToolchainCrash || c.status == Status::kToolchainTimeout) crashes.push_back({s->second, &c});
+      if (is_toolchain_failure(c.status)) crashes.push_back({s->second, &c});
       if (c.status == Status::kOk && c.lowered_to.empty()) empty.push_back({s->second, &c});
       // Codegen selected an instruction the assembler says this processor lacks (README "ok means an instruction"):
       // the cell is a refusal, and LLVM disagrees with itself.

@@ -107,11 +107,11 @@ struct RegenArgs {
   std::string targets;
   int jobs = 0;
   std::string keep_ir;
-  int timeout_s = 60;
+  int timeout_s = kDefaultTimeoutS;
   std::string inject_hang;
   bool strict_isolation = false;
   int batch = 0;
-  std::string immarg_sweep = "1,2,4,12,16";
+  std::string immarg_sweep = immarg_sweep_text(kDefaultImmargSweep);
 };
 
 int regen(const Context& ctx, const RegenArgs& args) {
@@ -152,14 +152,7 @@ int regen(const Context& ctx, const RegenArgs& args) {
   options.inject_hang_key = args.inject_hang;
   options.strict_isolation = args.strict_isolation;
   if (args.batch > 0) options.batch_size = args.batch;
-  options.immarg_sweep.clear();
-  for (const auto& v : split_list(args.immarg_sweep)) {
-    try {
-      options.immarg_sweep.push_back(std::stoll(v));
-    } catch (const std::exception&) {
-      throw usage_error("--immarg-sweep: '" + v + "' is not an integer");
-    }
-  }
+  options.immarg_sweep = parse_immarg_sweep(args.immarg_sweep);
   options.progress = ::isatty(2);
   nlohmann::ordered_json toolchain = provenance_to_json(probe_provenance(options))["toolchain"];
   int64_t run = store->start_run(args.flavor, args.check ? "check" : "regen", toolchain.dump());
@@ -298,11 +291,11 @@ void add_regen(CLI::App& app, Context& context, int& exit_code) {
       ->check(CLI::Range(1, 4096));
   sub->add_option("--keep-ir", args->keep_ir, "write each key's probe module as DIR/<key>.ll");
   sub->add_option("--timeout", args->timeout_s, "seconds a probe may take before it is a toolchain_timeout")
-      ->default_val(60)
+      ->default_val(kDefaultTimeoutS)
       ->check(CLI::Range(1, 3600));
   sub->add_option("--immarg-sweep", args->immarg_sweep,
                   "immediate values tried on a negative whose declaration has integer immarg operands")
-      ->default_val("1,2,4,12,16");
+      ->default_val(immarg_sweep_text(kDefaultImmargSweep));
   sub->add_flag("--strict-isolation", args->strict_isolation,
                 "end the worker on every fatal error, lowering refusals included (same column, slower)");
   sub->add_option("--batch", args->batch, "probe kernels per compile job (tuning)")->group("");

@@ -91,6 +91,24 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+std::vector<int64_t> parse_immarg_sweep(const std::string& text) {
+  std::vector<int64_t> sweep;
+  for (const auto& v : split_list(text)) {
+    try {
+      sweep.push_back(std::stoll(v));
+    } catch (const std::exception&) {
+      throw usage_error("--immarg-sweep: '" + v + "' is not an integer");
+    }
+  }
+  return sweep;
+}
+
+std::string immarg_sweep_text(const std::vector<int64_t>& sweep) {
+  std::string text;
+  for (int64_t v : sweep) text += (text.empty() ? "" : ",") + std::to_string(v);
+  return text;
+}
+
 std::vector<std::string> list_file_items(const std::string& path) {
   std::vector<std::string> items;
   for (const auto& raw : split(read_file(path), '\n')) {

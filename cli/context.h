@@ -34,6 +34,10 @@ struct Context {
 // Splits "a,b,c" (empty pieces dropped).
 std::vector<std::string> split_list(const std::string& s);
 
+// An --immarg-sweep list ("1,2,4,12,16"): a piece that is no integer is a usage error naming it.
+std::vector<int64_t> parse_immarg_sweep(const std::string& text);
+std::string immarg_sweep_text(const std::vector<int64_t>& sweep);
+
 // The items of a list file (`--keys @FILE`, `--manifest @LIST`): one a line, blank lines and '#' comments
 // skipped, surrounding blanks trimmed. A missing or unreadable file is an input error naming it.
 std::vector<std::string> list_file_items(const std::string& path);

@@ -68,6 +68,8 @@ bool is_answer(Status s) {
   return s == Status::kOk || s == Status::kNameAbsent || s == Status::kSignatureMismatch || s == Status::kArchAbsent;
 }
 
+bool is_toolchain_failure(Status s) { return s == Status::kToolchainCrash || s == Status::kToolchainTimeout; }
+
 namespace {
 constexpr std::string_view kSelects = "LLVM selects ";
 }

@@ -30,6 +30,8 @@ std::optional<Status> parse_status(std::string_view name);
 const std::vector<Status>& storable_statuses();  // every status but probe_error, in taxonomy order
 // Answers say yes or no; non-answers (unsupported target, crash, timeout) say nothing about the target.
 bool is_answer(Status s);
+// toolchain_crash or toolchain_timeout: asking LLVM failed (a measurement retries it; it is never evidence).
+bool is_toolchain_failure(Status s);
 
 struct Cell {
   std::string key;
@@ -52,6 +54,11 @@ struct Cell {
 // findings (a back-end/assembler disagreement). One spelling for both.
 std::string selects_rejected_instruction_evidence(const std::string& instruction, const std::string& message);
 bool selects_rejected_instruction(const Cell& c);
+
+// How a probe is posed unless told otherwise (README "How the probe measures"): the wall-clock budget of one
+// kernel, and the immediates swept where the default one is refused. Defined here alone.
+constexpr int kDefaultTimeoutS = 60;
+inline const std::vector<int64_t> kDefaultImmargSweep = {1, 2, 4, 12, 16};
 
 // How a column was made. Rendered as data/<flavor>/column.json; no timestamps, so regenerating an
 // unchanged column is byte-identical.
@@ -76,7 +83,7 @@ struct Provenance {
   std::string triple = "amdgcn-amd-amdhsa";
   std::string opt_level = "O0";
   int code_object_version = 6;
-  int timeout_s = 60;
+  int timeout_s = kDefaultTimeoutS;
   int retries = 1;
   std::vector<int64_t> immarg_sweep;
   std::vector<std::string> posings;  // the posings tried beyond the default, in order (generator 2 on)

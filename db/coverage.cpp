@@ -33,12 +33,12 @@ std::string FlavorCoverage::fill_command() const {
 
 std::string FlavorCoverage::summary() const {
   std::string s = flavor + ": ";
-  switch (verdict) {
-    case Verdict::kPass: return s + "complete, " + std::to_string(cells) + " cells";
-    case Verdict::kSkip:
+  switch (result) {
+    case Result::kPass: return s + "complete, " + std::to_string(cells) + " cells";
+    case Result::kSkip:
       return s + "SKIP, a descriptor with no cells (" + stands_for + "): " + std::to_string(catalog_keys) +
              " catalog keys to measure where that toolchain is (`archdb coverage --flavor " + flavor + "` says how)";
-    case Verdict::kFail: s += "FAIL"; break;
+    case Result::kFail: s += "FAIL"; break;
   }
   if (!problems.empty()) s += "; " + list(problems);
   if (!unknown_keys.empty()) s += "; keys not in the catalog: " + list(unknown_keys);
@@ -62,7 +62,7 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
       column = read_column_dir(data_root / flavor);
     } catch (const Error& e) {
       cov.problems.push_back(e.what());
-      cov.verdict = FlavorCoverage::Verdict::kFail;
+      cov.result = FlavorCoverage::Result::kFail;
       out.push_back(cov);
       continue;
     }
@@ -72,7 +72,7 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
       // It has nothing to check but that it reads; its cells come from wherever its toolchain is.
       cov.stands_for = column.provenance.stands_for;
       cov.how_to_measure = column.provenance.how_to_measure;
-      cov.verdict = FlavorCoverage::Verdict::kSkip;
+      cov.result = FlavorCoverage::Result::kSkip;
       out.push_back(cov);
       continue;
     }
@@ -94,7 +94,7 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
         if (!it->second.count(t)) cov.missing_cells.push_back(key + "/" + t);
     }
     bool incomplete = !cov.missing_keys.empty() || !cov.missing_cells.empty() || !cov.missing_targets.empty();
-    if (incomplete || !cov.problems.empty() || !cov.unknown_keys.empty()) cov.verdict = FlavorCoverage::Verdict::kFail;
+    if (incomplete || !cov.problems.empty() || !cov.unknown_keys.empty()) cov.result = FlavorCoverage::Result::kFail;
     out.push_back(cov);
   }
   bool linked_present = false;
@@ -102,7 +102,7 @@ std::vector<FlavorCoverage> check_coverage(const Catalog& catalog, const TargetL
   if (!linked_present) {
     FlavorCoverage cov;
     cov.flavor = linked_flavor;
-    cov.verdict = FlavorCoverage::Verdict::kFail;
+    cov.result = FlavorCoverage::Result::kFail;
     cov.problems.push_back("no committed column " + (data_root / linked_flavor).string() +
                            " for the LLVM this archdb links; make it with tools/regen-columns " + linked_flavor);
     out.push_back(cov);

@@ -15,9 +15,9 @@
 namespace archdb {
 
 struct FlavorCoverage {
-  enum class Verdict { kPass, kFail, kSkip };
+  enum class Result { kPass, kFail, kSkip };
   std::string flavor;
-  Verdict verdict = Verdict::kPass;
+  Result result = Result::kPass;
   int cells = 0;
   int catalog_keys = 0;                      // what a descriptor's skip counts
   bool descriptor = false;                   // no cells: it stands for a toolchain measured elsewhere

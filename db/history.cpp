@@ -114,8 +114,8 @@ std::string change_group(const Cell& from, const Cell& to) {
   if (to.status == Status::kTargetUnsupported) return "target vanished";
   if (from.status == Status::kNameAbsent) return "name appeared";
   if (to.status == Status::kNameAbsent) return "name vanished";
-  if (to.status == Status::kToolchainCrash || to.status == Status::kToolchainTimeout) return "crash appeared";
-  if (from.status == Status::kToolchainCrash || from.status == Status::kToolchainTimeout) return "crash fixed";
+  if (is_toolchain_failure(to.status)) return "crash appeared";
+  if (is_toolchain_failure(from.status)) return "crash fixed";
   if (to.status == Status::kOk) return "became ok";
   if (from.status == Status::kOk) return "became absent";
   return "other";

@@ -314,6 +314,8 @@ CensusRun run_census(const CensusOptions& options) {
 
   ProbeOptions probe = census_probe_options(options);
   probe.targets = processors;
+  // One executor for every step: the candidates' resolution, the measuring and the searches share its workers.
+  std::unique_ptr<Executor> executor = probe_executor(probe, processors);
 
   // ---- instantiation: candidate combinations, judged by LLVM in rounds ----
   std::vector<Pending> pending;
@@ -356,7 +358,7 @@ CensusRun run_census(const CensusOptions& options) {
       if (options.progress)
         std::fprintf(stderr, "\r\033[K%s: instantiating (%zu candidates)", options.flavor.c_str(), specs.size());
       run.candidates_tried += static_cast<int>(specs.size());
-      std::vector<ResolveOutcome> outcomes = resolve_declarations(specs, probe);
+      std::vector<ResolveOutcome> outcomes = resolve_declarations(specs, probe, *executor);
       for (size_t k = 0; k < specs.size(); ++k) {
         auto [i, combo] = owner[k];
         Pending& p = pending[i];
@@ -387,7 +389,7 @@ CensusRun run_census(const CensusOptions& options) {
   auto measure = [&](const Catalog& catalog, const ProbeOptions& how) {
     std::vector<const CatalogEntry*> entries;
     for (const auto& e : catalog.entries) entries.push_back(&e);
-    ProbeResult result = run_probe(catalog, entries, how);
+    ProbeResult result = run_probe(catalog, entries, how, *executor);
     run.probe_errors.insert(run.probe_errors.end(), result.probe_errors.begin(), result.probe_errors.end());
     run.stats.workers = result.stats.workers;
     run.stats.jobs += result.stats.jobs;
@@ -570,7 +572,7 @@ CensusRun run_census(const CensusOptions& options) {
 
 std::string probe_module_text(const DeclSpec& spec, std::optional<int64_t> imm, std::string& why) {
   initialize_amdgpu();
-  Resolution r = resolve_declaration(spec, "LLVM " + linked_toolchain().llvm_version, {1, 2, 4, 12, 16});
+  Resolution r = resolve_declaration(spec, "LLVM " + linked_toolchain().llvm_version, kDefaultImmargSweep);
   if (r.kind != Resolution::Kind::kResolved) {
     why = r.evidence.empty() ? "LLVM does not resolve the declaration" : r.evidence;
     return "";

@@ -81,7 +81,7 @@ struct CensusOptions {
   int retry_cpu_budget_ms = 100;
   int timeout_s = 10;
   int retries = 1;
-  std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
+  std::vector<int64_t> immarg_sweep = kDefaultImmargSweep;
   int max_instantiations = 1;             // per overloaded intrinsic
   int max_candidates = 64;                // combinations tried per overloaded intrinsic
   // The search (README "The census"): rounds, and candidates measured a round per intrinsic that lowers nowhere.

@@ -71,8 +71,8 @@ Resolution::Kind resolution_kind(const std::string& name) {
 
 constexpr std::pair<EndKind, const char*> kEndKinds[] = {
     {EndKind::kCompleted, "completed"}, {EndKind::kFatal, "fatal"},     {EndKind::kSignal, "signal"},
-    {EndKind::kTimeout, "timeout"},     {EndKind::kExit, "exit"},       {EndKind::kRetired, "retired"},
-    {EndKind::kJobError, "job_error"},
+    {EndKind::kTimeout, "timeout"},     {EndKind::kCpuBudget, "cpu_budget"}, {EndKind::kExit, "exit"},
+    {EndKind::kRetired, "retired"},     {EndKind::kJobError, "job_error"},
 };
 
 EndKind end_kind(const std::string& name) {
@@ -189,7 +189,7 @@ std::string encode_report(const Report& report) {
           },
           [](const LastWords& w) {
             return json{{"t", "die"}, {"how", std::string(end_kind_name(w.how))}, {"fn", w.function},
-                        {"pass", w.pass}, {"msg", w.message}};
+                        {"pass", w.pass}, {"msg", w.message}, {"budget", w.budget}};
           },
           [](const JobError& e) { return json{{"t", "job_error"}, {"msg", e.message}}; },
           [](const UnattributedError& e) { return json{{"t", "unattributed"}, {"msg", e.message}}; },
@@ -236,7 +236,7 @@ std::optional<Report> decode_report(std::string_view line) {
     }
     if (t == "die") {
       return LastWords{end_kind(j.at("how").get<std::string>()), j.at("fn").get<std::string>(),
-                       j.at("pass").get<std::string>(), j.at("msg").get<std::string>()};
+                       j.at("pass").get<std::string>(), j.at("msg").get<std::string>(), j.at("budget").get<int>()};
     }
     if (t == "job_error") return JobError{j.at("msg").get<std::string>()};
     if (t == "unattributed") return UnattributedError{j.at("msg").get<std::string>()};
@@ -247,7 +247,7 @@ std::optional<Report> decode_report(std::string_view line) {
 }
 
 size_t encode_last_words(char* buf, size_t cap, EndKind how, const char* function, const char* pass,
-                         const char* message) {
+                         const char* message, int budget) {
   size_t len = 0;
   const char* how_name = "exit";
   for (const auto& [kind, name] : kEndKinds)
@@ -260,7 +260,16 @@ size_t encode_last_words(char* buf, size_t cap, EndKind how, const char* functio
   append_escaped(buf, body, len, function);
   append_raw(buf, body, len, "\",\"pass\":\"");
   append_escaped(buf, body, len, pass);
-  append_raw(buf, body, len, "\",\"msg\":\"");
+  // The budget before the message, which alone may be cut to fit; in decimal by hand (signal handlers).
+  char number[16];
+  char* n = number + sizeof number;
+  *--n = 0;
+  unsigned magnitude = budget < 0 ? 0u - static_cast<unsigned>(budget) : static_cast<unsigned>(budget);
+  do *--n = static_cast<char>('0' + magnitude % 10); while ((magnitude /= 10) != 0);
+  if (budget < 0) *--n = '-';
+  append_raw(buf, body, len, "\",\"budget\":");
+  append_raw(buf, body, len, n);
+  append_raw(buf, body, len, ",\"msg\":\"");
   append_escaped(buf, body, len, message);
   append_raw(buf, cap, len, "\"}\n");
   return len;

@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "db/column.h"
 #include "probe/resolve.h"
 #include "schema/catalog.h"
 
@@ -37,7 +38,7 @@ struct Job {
   Kind kind = Kind::kCompile;
   std::string target;            // compile: the processor
   std::vector<JobItem> items;
-  int timeout_s = 60;            // per item: a worker that makes no progress for this long is stopped
+  int timeout_s = kDefaultTimeoutS;  // per item: a worker that makes no progress for this long is stopped
   // compile, per item: CPU time (user and system) codegen may spend on one kernel before it is a hang; 0: only
   // timeout_s. CPU time, not wall time: on a shared machine a kernel's wall time is other processes' too.
   int cpu_budget_ms = 0;
@@ -82,7 +83,8 @@ enum class EndKind {
   kCompleted,  // JobDone: every item reported
   kFatal,      // a fatal error LLVM raised that was not a recovered refusal
   kSignal,     // a crash signal (or out of memory)
-  kTimeout,    // the worker's own budget, or the parent's watchdog
+  kTimeout,    // the wall-clock budget ran out: the worker's own alarm, or the parent's watchdog
+  kCpuBudget,  // the CPU-time budget of one kernel's codegen ran out (Job::cpu_budget_ms)
   kExit,       // it exited with a nonzero status and no last words
   kRetired,    // it exited 0 before it started the job (the job is handed on untouched)
   kJobError,   // the job itself was malformed: a defect of the probe
@@ -94,7 +96,8 @@ struct LastWords {
   EndKind how = EndKind::kSignal;
   std::string function;  // the function LLVM was working on, if known
   std::string pass;      // the pass LLVM was in, if known
-  std::string message;   // fatal message, signal name, budget...
+  std::string message;   // fatal message, signal name...
+  int budget = 0;        // kTimeout: the budget in seconds; kCpuBudget: in milliseconds of CPU time
 };
 
 struct JobError {
@@ -117,7 +120,7 @@ std::optional<Report> decode_report(std::string_view line);
 // encode_report(LastWords{...}) into `buf` without allocating, for signal and fatal-error handlers. Returns the
 // length written (the line is cut to fit `cap`, ending in a newline).
 size_t encode_last_words(char* buf, size_t cap, EndKind how, const char* function, const char* pass,
-                         const char* message);
+                         const char* message, int budget = 0);
 
 // How a worker ended a job.
 struct WorkerEnd {
@@ -125,6 +128,7 @@ struct WorkerEnd {
   std::string function;            // the function LLVM was working on, if known
   std::string pass;                // the pass LLVM was in, if known
   std::string message;             // fatal message, signal name, assertion text...
+  int budget = 0;                  // kTimeout: the budget that ran out, in s; kCpuBudget: in ms of CPU time
   std::string unattributed_error;  // a diagnostic error LLVM raised outside any function
   bool completed() const { return how == EndKind::kCompleted; }
 };

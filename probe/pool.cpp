@@ -132,7 +132,7 @@ void WorkerPool::finish_dead_job(Worker& w, const Callbacks& callbacks, int stat
     WorkerEnd end = w.end;
     if (w.watchdog_killed) {
       end.how = EndKind::kTimeout;
-      if (end.message.empty()) end.message = "no answer within " + std::to_string(w.job->timeout_s) + " s";
+      end.budget = w.job->timeout_s;
     } else if (!w.has_last_words && exited) {
       if (WIFSIGNALED(status)) {
         end.how = EndKind::kSignal;
@@ -241,6 +241,7 @@ void WorkerPool::handle_line(Worker& w, const std::string& line, const Callbacks
     w.end.function = words->function;
     w.end.pass = words->pass;
     w.end.message = words->message;
+    w.end.budget = words->budget;
     w.has_last_words = true;
     ::kill(w.pid, SIGKILL);
     w.dying = true;

@@ -1,14 +1,14 @@
 // probe/probe.h — measuring a column: every catalog key on every target with this build's LLVM, in process.
 //
-// Phases, each run on forked workers (pool.h):
+// Phases, each compiled by an executor (executor.h: forked workers):
 //   1. resolve: the flavor axis, one declaration at a time (resolve.h);
-//   2. compile: per target, probe kernels and their baselines in batches, codegen at O0 to assembly, each
-//      function cut out as it is emitted, cross-checked by the MC assembler to an ELF object (worker.cpp);
-//      a worker that LLVM kills is replaced and the batch goes on without the function that killed it;
-//   3. sweep: a negative whose declaration has integer immarg operands is probed again with each value
-//      of the sweep; the first that lowers is recorded as imm;
-//   4. retry: every non-answer (crash, timeout) is probed once more, alone and serially (with the retry's
-//      CPU budget, where one is set); a retry refused is swept as in 3.
+//   2. compile: per target, probe kernels in batches, codegen at O0 to assembly, each function cut out as it is
+//      emitted, cross-checked by the MC assembler to an ELF object (worker.cpp);
+//   3. retry: every non-answer (crash, timeout) is probed once more, alone (with the retry's CPU budget, where
+//      one is set), and the baselines of the probes that lowered are compiled;
+//   4. posings: a cell the default posing does not answer cleanly is posed again (posing_search.h);
+//   5. objects: what the MC assembler rejected is compiled to an object, which decides;
+// then each cell is decided from its attempts (decide.h).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "db/column.h"
+#include "probe/executor.h"
 #include "probe/resolve.h"
 #include "schema/catalog.h"
 
@@ -25,13 +26,13 @@ struct ProbeOptions {
   std::string flavor;                  // the linked LLVM's flavor ("llvm22")
   std::vector<std::string> targets;    // processors to probe, in the wired order
   int jobs = 0;                        // workers at once; 0: as many CPUs as this process may use
-  int timeout_s = 60;                  // per probe
+  int timeout_s = kDefaultTimeoutS;    // per probe
   // CPU time a probe kernel's codegen may take before it is a toolchain_timeout (job.h), on the first
   // attempt and on the retry; 0: only timeout_s. The census sets them; a column keeps to timeout_s.
   int cpu_budget_ms = 0;
   int retry_cpu_budget_ms = 0;
   int retries = 1;                     // serial retries of each non-answer
-  std::vector<int64_t> immarg_sweep = {1, 2, 4, 12, 16};
+  std::vector<int64_t> immarg_sweep = kDefaultImmargSweep;
   int batch_size = 12;                 // probe kernels per compile job (small: a refusal restarts the rest)
   std::string keep_ir_dir;             // if set, write <dir>/<key>.ll for every key's probe module
   std::string inject_hang_key;         // test hook: this key's probe kernel never finishes compiling
@@ -74,6 +75,12 @@ struct ProbeResult {
 // (naming file and line), as LLVM judges it.
 ProbeResult run_probe(const Catalog& catalog, const std::vector<const CatalogEntry*>& entries,
                       const ProbeOptions& options);
+// The same on an executor the caller holds (made by probe_executor for options.targets or more), so that several
+// measurements share its workers (the census and its searches).
+ProbeResult run_probe(const Catalog& catalog, const std::vector<const CatalogEntry*>& entries,
+                      const ProbeOptions& options, Executor& executor);
+// The pool executor a measurement posed as `options` runs on, for `targets`.
+std::unique_ptr<Executor> probe_executor(const ProbeOptions& options, const std::vector<std::string>& targets);
 
 // Phase 1 alone, on forked workers: what this LLVM makes of each declaration (for declarations that are not
 // a catalog's: the census's candidate instantiations). A declaration LLVM died on is a kProbeError outcome
@@ -83,6 +90,8 @@ struct ResolveOutcome {
   bool died = false;
 };
 std::vector<ResolveOutcome> resolve_declarations(const std::vector<DeclSpec>& specs, const ProbeOptions& options);
+std::vector<ResolveOutcome> resolve_declarations(const std::vector<DeclSpec>& specs, const ProbeOptions& options,
+                                                 Executor& executor);
 
 // Provenance of a column this build measures with `options` (counts left for Column::recount).
 Provenance probe_provenance(const ProbeOptions& options);

@@ -40,7 +40,7 @@ namespace archdb {
 namespace {
 
 int g_out = -1;
-int g_timeout_s = 60;
+int g_timeout_s = kDefaultTimeoutS;
 int g_cpu_budget_ms = 0;
 timespec g_budget_start{};  // this process's CPU time when the current kernel's budgets started
 
@@ -98,11 +98,11 @@ void innermost_pass(char* pass, size_t pass_cap, char* function, size_t fn_cap) 
   }
 }
 
-void last_words(EndKind how, const char* message) {
+void last_words(EndKind how, const char* message, int budget = 0) {
   static char buf[8192];
   static char pass[256], function[256];
   innermost_pass(pass, sizeof pass, function, sizeof function);
-  write_all(buf, encode_last_words(buf, sizeof buf, how, function, pass, message));
+  write_all(buf, encode_last_words(buf, sizeof buf, how, function, pass, message, budget));
 }
 
 // The MC cross-check runs under a recovery context of its own: LLVM failing to assemble what codegen
@@ -152,16 +152,12 @@ void on_crash_signal(int sig) {
 }
 
 void on_alarm(int) {
-  char msg[64];
-  std::snprintf(msg, sizeof msg, "no answer within %d s", g_timeout_s);
-  last_words(EndKind::kTimeout, msg);
+  last_words(EndKind::kTimeout, "", g_timeout_s);
   ::_exit(kWorkerExitTimeout);
 }
 
 void on_cpu_budget(int) {
-  char msg[64];
-  std::snprintf(msg, sizeof msg, "no answer within %d ms of CPU time", g_cpu_budget_ms);
-  last_words(EndKind::kTimeout, msg);
+  last_words(EndKind::kCpuBudget, "", g_cpu_budget_ms);
   ::_exit(kWorkerExitTimeout);
 }
 
@@ -524,7 +520,7 @@ void run_compile(const Job& job, const TargetResources& resources) {
     }
     Job job = decode_job(std::string_view(buffer).substr(0, nl));
     buffer.erase(0, nl + 1);
-    g_timeout_s = job.timeout_s > 0 ? job.timeout_s : 60;
+    g_timeout_s = job.timeout_s > 0 ? job.timeout_s : kDefaultTimeoutS;
     g_cpu_budget_ms = job.kind == Job::Kind::kCompile ? job.cpu_budget_ms : 0;
     if (job.kind == Job::Kind::kResolve) {
       run_resolve(job, flavor_label);

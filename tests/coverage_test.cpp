@@ -20,8 +20,8 @@ TEST_P(CoverageGate, EveryCatalogKeyOnEveryWiredTarget) {
   TargetList targets = load_targets((root / "schema/targets.txt").string());
   for (const auto& cov : check_coverage(catalog, targets, root / "data", linked_toolchain().flavor())) {
     if (cov.flavor != GetParam()) continue;
-    if (cov.verdict == FlavorCoverage::Verdict::kSkip) GTEST_SKIP() << cov.summary();
-    EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kPass) << cov.summary();
+    if (cov.result == FlavorCoverage::Result::kSkip) GTEST_SKIP() << cov.summary();
+    EXPECT_EQ(cov.result, FlavorCoverage::Result::kPass) << cov.summary();
     return;
   }
   FAIL() << "no coverage verdict for " << GetParam();
@@ -62,19 +62,19 @@ TEST(CoverageRules, EveryMeasuredColumnMustBeCompleteWhateverLlvmThisHostHas) {
   ASSERT_EQ(report.size(), 4u);
   for (const auto& cov : report) {
     if (cov.flavor == "llvm22" || cov.flavor == "llvm5") {
-      EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << cov.summary();
+      EXPECT_EQ(cov.result, FlavorCoverage::Result::kFail) << cov.summary();
       EXPECT_EQ(cov.missing_keys, std::vector<std::string>{"b.two"});
       EXPECT_EQ(cov.fill_command(), "tools/regen-columns --only b.two " + cov.flavor);
       EXPECT_NE(cov.summary().find("fill it with: tools/regen-columns --only b.two " + cov.flavor), std::string::npos)
           << cov.summary();
     }
     if (cov.flavor == "llvm6") {
-      EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << "a key outside the catalog fails";
+      EXPECT_EQ(cov.result, FlavorCoverage::Result::kFail) << "a key outside the catalog fails";
       EXPECT_EQ(cov.unknown_keys, std::vector<std::string>{"c.three"});
       EXPECT_EQ(cov.fill_command(), "tools/regen-columns llvm6") << "a whole regeneration drops it";
     }
     if (cov.flavor == "llvm7") {
-      EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kPass) << cov.summary();
+      EXPECT_EQ(cov.result, FlavorCoverage::Result::kPass) << cov.summary();
       EXPECT_EQ(cov.fill_command(), "");
     }
   }
@@ -90,7 +90,7 @@ TEST(CoverageRules, AKeyPartlyThereOrAMissingTargetFails) {
   write_column_dir(dir / "data", partly);
   write_column_dir(dir / "data", column_of("llvm22", {"a.one"}));
   for (const auto& cov : check_coverage(catalog, targets, dir / "data", "llvm22")) {
-    EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << cov.summary();
+    EXPECT_EQ(cov.result, FlavorCoverage::Result::kFail) << cov.summary();
     EXPECT_EQ(cov.missing_targets, std::vector<std::string>{"gfx950"});
     EXPECT_EQ(cov.fill_command(), "tools/regen-columns " + cov.flavor);
     if (cov.flavor == "llvm5") {
@@ -115,7 +115,7 @@ TEST(CoverageRules, ADescriptorIsAOneLineSkipCountingTheKeysNeverAPass) {
   for (const auto& cov : check_coverage(catalog, targets, dir / "data", "llvm22")) {
     if (cov.flavor != "llvm5") continue;
     ++seen;
-    EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kSkip);
+    EXPECT_EQ(cov.result, FlavorCoverage::Result::kSkip);
     EXPECT_TRUE(cov.descriptor);
     std::string line = cov.summary();
     EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -134,7 +134,7 @@ TEST(CoverageRules, MissingHostColumnAndCorruptColumnsFail) {
   test::write(dir / "data/llvm5/cells.jsonl", "garbage\n");
   auto report = check_coverage(catalog, targets, dir / "data", "llvm22");
   ASSERT_EQ(report.size(), 2u);
-  for (const auto& cov : report) EXPECT_EQ(cov.verdict, FlavorCoverage::Verdict::kFail) << cov.summary();
+  for (const auto& cov : report) EXPECT_EQ(cov.result, FlavorCoverage::Result::kFail) << cov.summary();
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// probe/verdict.h — from what the workers reported to a cell: pure functions of typed attempts, without LLVM
-// and without processes, so every rule of the taxonomy is unit-tested with made-up reports
-// (tests/verdict_test.cpp).
+// probe/decide.h — from what the workers reported to a cell: pure functions of typed attempts and their
+// outcomes (outcome.h), without LLVM and without processes, so every rule of the taxonomy is unit-tested with
+// made-up reports (tests/outcome_test.cpp).
 //
 // Invariants: a cell is ok only when its probe (or the sweep value that lowered) reported no refusal, no error
 // diagnostic and no undefined symbol, its baseline compiled, and, where the printed assembly did not
@@ -13,29 +13,13 @@
 #include <vector>
 
 #include "db/column.h"
+#include "probe/executor.h"
 #include "probe/job.h"
+#include "probe/outcome.h"
 #include "probe/resolve.h"
 #include "probe/synth.h"
 
 namespace archdb {
-
-// One kernel compiled on one target: what the worker reported of it, or how the worker died on it.
-struct Attempt {
-  std::optional<CompileReport> report;
-  std::optional<WorkerEnd> death;
-};
-
-struct Verdict {
-  Status status;
-  std::string evidence;
-};
-
-// How a worker ended on an item (a fatal error that is a lowering refusal is arch_absent; the rest are
-// non-answers, or probe_error for a job the worker could not run).
-Verdict classify_death(const WorkerEnd& end, int timeout_s);
-
-// What one attempt says on its own (before baselines, the sweep or the object).
-Verdict verdict_of(const Attempt& attempt, int timeout_s);
 
 // Everything the probe learnt about one (key, target).
 struct CellInputs {
@@ -46,7 +30,7 @@ struct CellInputs {
   Resolution resolution;               // what LLVM made of it otherwise
   bool target_known = true;            // this LLVM knows the processor
   std::string flavor_label;            // "LLVM 22.1.8", for evidence
-  int timeout_s = 60;
+  int timeout_s = kDefaultTimeoutS;
   const Attempt* probe = nullptr;      // the probe kernel, posed the default way
   const Attempt* baseline = nullptr;   // its baseline kernel
   Posing default_posing;               // how the probe kernel posed the call

@@ -1,5 +1,5 @@
-// probe/verdict.cpp — see verdict.h.
-#include "probe/verdict.h"
+// probe/decide.cpp — see decide.h.
+#include "probe/decide.h"
 
 #include <algorithm>
 
@@ -9,53 +9,15 @@
 
 namespace archdb {
 
-Verdict classify_death(const WorkerEnd& end, int timeout_s) {
-  std::string in_pass = end.pass.empty() ? "" : " in pass '" + end.pass + "'";
-  switch (end.how) {
-    case EndKind::kFatal: {
-      std::string msg = clean_evidence(end.message);
-      if (is_lowering_refusal(msg)) return {Status::kArchAbsent, "LLVM ERROR: " + msg};
-      return {Status::kToolchainCrash, "LLVM ERROR: " + msg + in_pass};
-    }
-    case EndKind::kTimeout:
-      // The worker's own alarm names the budget it ran out of (wall seconds, or milliseconds of CPU time).
-      if (end.message.rfind("no answer within ", 0) == 0) return {Status::kToolchainTimeout, clean_evidence(end.message) + in_pass};
-      return {Status::kToolchainTimeout, "no answer within " + std::to_string(timeout_s) + " s" + in_pass};
-    case EndKind::kSignal: return {Status::kToolchainCrash, "LLVM crashed: " + clean_evidence(end.message) + in_pass};
-    case EndKind::kJobError: return {Status::kProbeError, "probe module rejected: " + clean_evidence(end.message)};
-    case EndKind::kCompleted:
-    case EndKind::kExit:
-    case EndKind::kRetired: break;
-  }
-  return {Status::kToolchainCrash, "worker ended unexpectedly: " + clean_evidence(end.message) + in_pass};
-}
-
-Verdict verdict_of(const Attempt& a, int timeout_s) {
-  if (a.death) return classify_death(*a.death, timeout_s);
-  if (!a.report) return {Status::kProbeError, "no report from the worker"};
-  const CompileReport& r = *a.report;
-  if (r.refused) {
-    WorkerEnd refusal;
-    refusal.how = EndKind::kFatal;
-    refusal.message = *r.refused;
-    refusal.pass = r.refused_pass;
-    return classify_death(refusal, timeout_s);
-  }
-  if (r.error) return {Status::kArchAbsent, "error: " + clean_evidence(*r.error)};
-  if (!r.undefined.empty())
-    return {Status::kArchAbsent, clean_evidence("the call was lowered to a call of undefined symbol " + join(r.undefined, ", "))};
-  return {Status::kOk, ""};
-}
-
 Cell decide_cell(const CellInputs& in) {
   Cell c;
   c.key = in.key;
   c.target = in.target;
   c.intrinsic = in.resolution.intrinsic.empty() ? in.declared_name : in.resolution.intrinsic;
   if (in.resolve_death) {
-    Verdict v = classify_death(*in.resolve_death, in.timeout_s);
-    c.status = v.status == Status::kArchAbsent ? Status::kToolchainCrash : v.status;
-    c.evidence = "reading the declaration: " + v.evidence;
+    Outcome o = outcome_of_death(*in.resolve_death, in.timeout_s);
+    c.status = o.status == Status::kArchAbsent ? Status::kToolchainCrash : o.status;
+    c.evidence = "reading the declaration: " + o.evidence();
     return c;
   }
   switch (in.resolution.kind) {
@@ -84,7 +46,7 @@ Cell decide_cell(const CellInputs& in) {
     c.evidence = "never compiled";
     return c;
   }
-  Verdict v = verdict_of(*in.probe, in.timeout_s);
+  Outcome v = outcome_of(*in.probe, in.timeout_s);
   const Attempt* lowered = in.probe;
   const Attempt* baseline = in.baseline;
   const Status default_status = v.status;
@@ -93,11 +55,11 @@ Cell decide_cell(const CellInputs& in) {
   if (solved) {
     lowered = in.solution_attempt;
     baseline = in.solution_baseline;
-    v = verdict_of(*lowered, in.timeout_s);
+    v = outcome_of(*lowered, in.timeout_s);
   }
   if (v.status != Status::kOk) {
     c.status = v.status;
-    c.evidence = v.evidence;
+    c.evidence = v.evidence();
     if (solved) {
       // The default posing became no instruction (or what it became was rejected, or LLVM crashed on it); one
       // that asks for work was refused, or LLVM crashed or hung on it.
@@ -142,12 +104,20 @@ Cell decide_cell(const CellInputs& in) {
   if (!mc.empty()) {
     // The printed assembly does not re-assemble: the object codegen writes itself decides.
     c.mc_check = clean_evidence("MC assembler rejects it: " + mc.front());
-    Verdict ov = in.object ? verdict_of(*in.object, in.timeout_s) : Verdict{Status::kProbeError, "no object was written"};
-    if (ov.status == Status::kOk && !in.object->report->object_error.empty())
-      ov = {Status::kProbeError, "unreadable object: " + in.object->report->object_error};
-    if (ov.status != Status::kOk) {
-      c.status = ov.status;
-      c.evidence = ov.evidence;
+    Status object_status = Status::kProbeError;
+    std::string object_evidence = "no object was written";
+    if (in.object) {
+      Outcome ov = outcome_of(*in.object, in.timeout_s);
+      object_status = ov.status;
+      object_evidence = ov.evidence();
+      if (ov.status == Status::kOk && !in.object->report->object_error.empty()) {
+        object_status = Status::kProbeError;
+        object_evidence = "unreadable object: " + in.object->report->object_error;
+      }
+    }
+    if (object_status != Status::kOk) {
+      c.status = object_status;
+      c.evidence = object_evidence;
       c.lowered_to.clear();
       c.mc_check.clear();
       c.imm.reset();

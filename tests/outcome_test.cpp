@@ -1,9 +1,11 @@
-// tests/verdict_test.cpp — the parent-worker messages round-trip through their one encoder and decoder, and
-// the verdict rules turn made-up reports into cells: no LLVM and no workers here (probe_test.cpp has those).
+// tests/outcome_test.cpp — the parent-worker messages round-trip through their one encoder and decoder, an
+// attempt's outcome keeps what LLVM said as fields and renders its evidence once, and the rules of decide.h
+// turn made-up reports into cells: no LLVM and no workers here (probe_test.cpp has those).
 #include <gtest/gtest.h>
 
 #include "probe/job.h"
-#include "probe/verdict.h"
+#include "probe/decide.h"
+#include "probe/outcome.h"
 
 namespace archdb {
 namespace {
@@ -19,11 +21,12 @@ CompileReport lowered(std::vector<std::string> mnemonics) {
 
 Attempt reported(CompileReport r) { return Attempt{std::move(r), std::nullopt}; }
 
-Attempt died(EndKind how, std::string message, std::string pass = "") {
+Attempt died(EndKind how, std::string message, std::string pass = "", int budget = 0) {
   WorkerEnd end;
   end.how = how;
   end.message = std::move(message);
   end.pass = std::move(pass);
+  end.budget = budget;
   return Attempt{std::nullopt, end};
 }
 
@@ -111,16 +114,25 @@ TEST(Messages, LastWordsWrittenWithoutAllocationDecodeLikeAnyReport) {
   EXPECT_EQ(w.message, "SIG\"SEGV\"\n");  // escaped on the wire, so the line stays one line
   EXPECT_EQ(line.find('\n'), line.size() - 1);
   // The same words through the allocating encoder decode to the same fields.
-  auto again = decode_report(encode_report(LastWords{EndKind::kFatal, "f", "p", "m"}));
+  auto again = decode_report(encode_report(LastWords{EndKind::kFatal, "f", "p", "m", 0}));
   EXPECT_EQ(std::get<LastWords>(*again).how, EndKind::kFatal);
+  // A budget that ran out travels as a number, the CPU budget's apart from the wall clock's.
+  char budget_buf[256];
+  size_t b = encode_last_words(budget_buf, sizeof budget_buf, EndKind::kCpuBudget, "p4", "", "", 50);
+  auto budget = decode_report(std::string(budget_buf, b));
+  ASSERT_TRUE(budget && std::holds_alternative<LastWords>(*budget)) << std::string(budget_buf, b);
+  EXPECT_EQ(std::get<LastWords>(*budget).how, EndKind::kCpuBudget);
+  EXPECT_EQ(std::get<LastWords>(*budget).budget, 50);
+  EXPECT_EQ(std::get<LastWords>(*decode_report(encode_report(LastWords{EndKind::kTimeout, "f", "", "", 7}))).budget, 7);
   // Cut to fit a small buffer, they still decode.
   std::string long_message(2000, 'x');
-  char small[64];
-  size_t m = encode_last_words(small, sizeof small, EndKind::kTimeout, "p", "pass", long_message.c_str());
+  char small[80];
+  size_t m = encode_last_words(small, sizeof small, EndKind::kTimeout, "p", "pass", long_message.c_str(), 10);
   ASSERT_LE(m, sizeof small);
   auto cut = decode_report(std::string(small, m));
   ASSERT_TRUE(cut && std::holds_alternative<LastWords>(*cut)) << std::string(small, m);
   EXPECT_EQ(std::get<LastWords>(*cut).how, EndKind::kTimeout);
+  EXPECT_EQ(std::get<LastWords>(*cut).budget, 10);
 }
 
 TEST(Messages, TornOrForeignLinesDoNotDecode) {
@@ -146,39 +158,74 @@ TEST(Messages, JobsRoundTrip) {
   EXPECT_EQ(back.items[0].declare_line, "declare void @x()");
 }
 
-TEST(Verdict, RefusalIsArchAbsentAndOtherFatalErrorsAreCrashes) {
-  EXPECT_EQ(verdict_of(died(EndKind::kFatal, "Cannot select: intrinsic %llvm.amdgcn.k"), 60).status, Status::kArchAbsent);
-  Verdict crash = verdict_of(died(EndKind::kFatal, "Broken function found", "Verifier"), 60);
+TEST(Outcome, RefusalIsArchAbsentAndOtherFatalErrorsAreCrashes) {
+  Outcome refusal = outcome_of(died(EndKind::kFatal, "Cannot select: intrinsic %llvm.amdgcn.k", "ISel"), 60);
+  EXPECT_EQ(refusal.status, Status::kArchAbsent);
+  EXPECT_EQ(refusal.cause, Outcome::Cause::kRefusal);
+  EXPECT_EQ(refusal.pass, "ISel");  // kept, though a refusal's evidence does not name it
+  EXPECT_EQ(refusal.evidence(), "LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn.k");
+  Outcome crash = outcome_of(died(EndKind::kFatal, "Broken function found", "Verifier"), 60);
   EXPECT_EQ(crash.status, Status::kToolchainCrash);
-  EXPECT_EQ(crash.evidence, "LLVM ERROR: Broken function found in pass 'Verifier'");
-  EXPECT_EQ(verdict_of(died(EndKind::kSignal, "SIGSEGV", "Branch relaxation pass"), 60).evidence,
-            "LLVM crashed: SIGSEGV in pass 'Branch relaxation pass'");
-  EXPECT_EQ(verdict_of(died(EndKind::kTimeout, "no answer within 50 ms of CPU time"), 60).evidence,
-            "no answer within 50 ms of CPU time");
-  EXPECT_EQ(verdict_of(died(EndKind::kTimeout, ""), 7).evidence, "no answer within 7 s");
-  EXPECT_EQ(verdict_of(died(EndKind::kJobError, "does not parse"), 60).status, Status::kProbeError);
-  EXPECT_EQ(verdict_of(died(EndKind::kExit, "worker exited with status 3"), 60).status, Status::kToolchainCrash);
-  EXPECT_EQ(verdict_of(Attempt{}, 60).status, Status::kProbeError);
+  EXPECT_EQ(crash.cause, Outcome::Cause::kFatalError);
+  EXPECT_EQ(crash.evidence(), "LLVM ERROR: Broken function found in pass 'Verifier'");
+  Outcome signal = outcome_of(died(EndKind::kSignal, "SIGSEGV", "Branch relaxation pass"), 60);
+  EXPECT_EQ(signal.cause, Outcome::Cause::kCrash);
+  EXPECT_EQ(signal.message, "SIGSEGV");
+  EXPECT_EQ(signal.pass, "Branch relaxation pass");
+  EXPECT_EQ(signal.evidence(), "LLVM crashed: SIGSEGV in pass 'Branch relaxation pass'");
+  EXPECT_EQ(outcome_of(died(EndKind::kJobError, "does not parse"), 60).status, Status::kProbeError);
+  EXPECT_EQ(outcome_of(died(EndKind::kExit, "worker exited with status 3"), 60).status, Status::kToolchainCrash);
+  EXPECT_EQ(outcome_of(Attempt{}, 60).status, Status::kProbeError);
+  EXPECT_EQ(outcome_of(Attempt{}, 60).evidence(), "no report from the worker");
 }
 
-TEST(Verdict, ReportedRefusalDiagnosticAndUndefinedSymbolAreArchAbsent) {
+TEST(Outcome, ABudgetThatRanOutIsNamedFromItsNumberNotFromTheWorkersWords) {
+  Outcome cpu = outcome_of(died(EndKind::kCpuBudget, "", "", 50), 60);
+  EXPECT_EQ(cpu.status, Status::kToolchainTimeout);
+  EXPECT_EQ(cpu.cpu_budget_ms, 50);
+  EXPECT_EQ(cpu.evidence(), "no answer within 50 ms of CPU time");
+  EXPECT_EQ(outcome_of(died(EndKind::kTimeout, "", "ISel", 10), 60).evidence(), "no answer within 10 s in pass 'ISel'");
+  // The watchdog's kill names no budget: the measurement's own.
+  EXPECT_EQ(outcome_of(died(EndKind::kTimeout, "anything at all"), 7).evidence(), "no answer within 7 s");
+}
+
+TEST(Outcome, RefusalsOfTheIntrinsicAndCrashesInSelectionAreFieldsNotText) {
+  EXPECT_TRUE(outcome_of(died(EndKind::kFatal, "Cannot select: intrinsic %llvm.amdgcn.k"), 60).refuses_the_intrinsic());
+  EXPECT_FALSE(outcome_of(died(EndKind::kFatal, "Cannot select: t5: i32 = add"), 60).refuses_the_intrinsic());
+  CompileReport diagnosed = lowered({});
+  diagnosed.error = "llvm.amdgcn.k requires target feature 'x'";
+  EXPECT_TRUE(outcome_of(reported(diagnosed), 60).refuses_the_intrinsic());
+  // A crash's words never make it a refusal, whatever they say.
+  EXPECT_FALSE(outcome_of(died(EndKind::kSignal, "requires target feature"), 60).refuses_the_intrinsic());
+  EXPECT_TRUE(outcome_of(died(EndKind::kSignal, "SIGSEGV", "AMDGPU DAG->DAG Pattern Instruction Selection"), 60)
+                  .crashed_selecting());
+  EXPECT_TRUE(outcome_of(died(EndKind::kFatal, "bad", "InstructionSelect"), 60).crashed_selecting());
+  EXPECT_FALSE(outcome_of(died(EndKind::kSignal, "SIGSEGV", "Branch relaxation pass"), 60).crashed_selecting());
+  // Refused alike whatever the immediate: one key.
+  EXPECT_EQ(outcome_of(died(EndKind::kFatal, "Cannot select: t1: i32 = Constant<4>"), 60).refusal_key(),
+            outcome_of(died(EndKind::kFatal, "Cannot select: t1: i32 = Constant<16>"), 60).refusal_key());
+}
+
+TEST(Outcome, ReportedRefusalDiagnosticAndUndefinedSymbolAreArchAbsent) {
   CompileReport refused = lowered({});
   refused.refused = "Cannot select: intrinsic %llvm.amdgcn.k";
-  EXPECT_EQ(verdict_of(reported(refused), 60).status, Status::kArchAbsent);
+  EXPECT_EQ(outcome_of(reported(refused), 60).status, Status::kArchAbsent);
   CompileReport diagnosed = lowered({"v_mov_b32"});
   diagnosed.error = "llvm.amdgcn.k requires target feature 'x'";
-  Verdict d = verdict_of(reported(diagnosed), 60);
+  Outcome d = outcome_of(reported(diagnosed), 60);
   EXPECT_EQ(d.status, Status::kArchAbsent);
-  EXPECT_EQ(d.evidence, "error: llvm.amdgcn.k requires target feature 'x'");
+  EXPECT_EQ(d.cause, Outcome::Cause::kDiagnostic);
+  EXPECT_EQ(d.evidence(), "error: llvm.amdgcn.k requires target feature 'x'");
   CompileReport libcall = lowered({"s_swappc_b64"});
   libcall.undefined = {"__divdi3"};
-  Verdict u = verdict_of(reported(libcall), 60);
+  Outcome u = outcome_of(reported(libcall), 60);
   EXPECT_EQ(u.status, Status::kArchAbsent);
-  EXPECT_EQ(u.evidence, "the call was lowered to a call of undefined symbol __divdi3");
-  EXPECT_EQ(verdict_of(reported(lowered({"v_mfma"})), 60).status, Status::kOk);
+  EXPECT_EQ(u.undefined, std::vector<std::string>{"__divdi3"});
+  EXPECT_EQ(u.evidence(), "the call was lowered to a call of undefined symbol __divdi3");
+  EXPECT_EQ(outcome_of(reported(lowered({"v_mfma"})), 60).status, Status::kOk);
 }
 
-TEST(Verdict, CellOfAResolvedKeyIsTheDifferenceFromItsBaseline) {
+TEST(Decide, CellOfAResolvedKeyIsTheDifferenceFromItsBaseline) {
   CellInputs in = resolved_inputs();
   Attempt probe = reported(lowered({"s_load", "v_mfma_f32_4x4x4bf16_1k", "s_endpgm"}));
   Attempt base = reported(lowered({"s_load", "s_endpgm"}));
@@ -204,7 +251,7 @@ Posing imms(std::vector<int64_t> values) {
   return p;
 }
 
-TEST(Verdict, ASweepValueThatLoweredMakesTheCellOkAndOtherwiseWhatWasTriedIsNamed) {
+TEST(Decide, ASweepValueThatLoweredMakesTheCellOkAndOtherwiseWhatWasTriedIsNamed) {
   CellInputs in = resolved_inputs();
   CompileReport refused = lowered({});
   refused.refused = "Cannot select: intrinsic %llvm.amdgcn.k";
@@ -238,7 +285,7 @@ TEST(Verdict, ASweepValueThatLoweredMakesTheCellOkAndOtherwiseWhatWasTriedIsName
   EXPECT_EQ(ok.lowered_to, std::vector<std::string>{"global_load_lds_dword"});
 }
 
-TEST(Verdict, AnotherPosingThatLoweredIsRecordedWithItsOwnBaseline) {
+TEST(Decide, AnotherPosingThatLoweredIsRecordedWithItsOwnBaseline) {
   CellInputs in = resolved_inputs();
   CompileReport refused = lowered({});
   refused.error = "Illegal instruction detected: Operand has incorrect register class";
@@ -279,7 +326,7 @@ TEST(Verdict, AnotherPosingThatLoweredIsRecordedWithItsOwnBaseline) {
   EXPECT_EQ(image.lowered_to, std::vector<std::string>{"image_load"});
 }
 
-TEST(Verdict, ACallThatIsRefusedWhenAskedForWorkIsArchAbsent) {
+TEST(Decide, ACallThatIsRefusedWhenAskedForWorkIsArchAbsent) {
   CellInputs in = resolved_inputs();
   Attempt folded = reported(lowered({"s_endpgm"}));
   Attempt base = reported(lowered({"s_endpgm"}));
@@ -298,13 +345,13 @@ TEST(Verdict, ACallThatIsRefusedWhenAskedForWorkIsArchAbsent) {
                         "posed the default way the call became no instruction)");
 }
 
-TEST(Verdict, ACallOnWhichLlvmHangsWhenAskedForWorkIsTheHang) {
+TEST(Decide, ACallOnWhichLlvmHangsWhenAskedForWorkIsTheHang) {
   // image.sample.* with a one-channel mask on a processor where instruction selection never ends: an `ok`
   // (no instruction) would clear a kernel its compiler cannot build.
   CellInputs in = resolved_inputs();
   Attempt folded = reported(lowered({"s_endpgm"}));
   Attempt base = reported(lowered({"s_endpgm"}));
-  Attempt hung = died(EndKind::kTimeout, "no answer within 100 ms of CPU time", "AMDGPU DAG->DAG Pattern Instruction Selection");
+  Attempt hung = died(EndKind::kCpuBudget, "", "AMDGPU DAG->DAG Pattern Instruction Selection", 100);
   in.probe = &folded;
   in.baseline = &base;
   in.default_posing = imms({0, 0});
@@ -328,7 +375,7 @@ TEST(Verdict, ACallOnWhichLlvmHangsWhenAskedForWorkIsTheHang) {
       << r.evidence;
 }
 
-TEST(Verdict, ACallLlvmCrashedOnPosedTheDefaultWayIsAnsweredByAPosingThatLowers) {
+TEST(Decide, ACallLlvmCrashedOnPosedTheDefaultWayIsAnsweredByAPosingThatLowers) {
   // image.load returning its fail status ({<4 x float>, i32}) crashes instruction selection with texfailctrl 0;
   // with texfailctrl 1 it is image_load ... tfe. The cell is what a kernel written that way gets.
   CellInputs in = resolved_inputs();
@@ -361,7 +408,7 @@ TEST(Verdict, ACallLlvmCrashedOnPosedTheDefaultWayIsAnsweredByAPosingThatLowers)
   EXPECT_EQ(decide_cell(in).status, Status::kToolchainCrash);
 }
 
-TEST(Verdict, AnInstructionTheAssemblerSaysTheProcessorLacksIsArchAbsent) {
+TEST(Decide, AnInstructionTheAssemblerSaysTheProcessorLacksIsArchAbsent) {
   CellInputs in = resolved_inputs();
   CompileReport printed = lowered({"image_load", "s_endpgm"});
   printed.mc_errors = {"instruction not supported on this GPU"};
@@ -376,7 +423,7 @@ TEST(Verdict, AnInstructionTheAssemblerSaysTheProcessorLacksIsArchAbsent) {
   EXPECT_EQ(c.mc_check, "");
 }
 
-TEST(Verdict, AnInstructionTheBaselineHasTooIsNotTheCallsAndTheObjectDecides) {
+TEST(Decide, AnInstructionTheBaselineHasTooIsNotTheCallsAndTheObjectDecides) {
   // LLVM 23 inserts s_wait_xcnt around memory accesses for gfx1310 and its assembler rejects it there: in the
   // baseline as much as in the probe, so it says nothing about the intrinsic.
   CellInputs in = resolved_inputs();
@@ -401,7 +448,7 @@ TEST(Verdict, AnInstructionTheBaselineHasTooIsNotTheCallsAndTheObjectDecides) {
   EXPECT_EQ(r.evidence.rfind("LLVM selects image_get_resinfo, ", 0), 0u) << r.evidence;
 }
 
-TEST(Verdict, RejectedAssemblyIsDecidedByTheObject) {
+TEST(Decide, RejectedAssemblyIsDecidedByTheObject) {
   CellInputs in = resolved_inputs();
   CompileReport printed = lowered({"v_cvt_x", "s_endpgm"});
   printed.mc_errors = {"invalid image_gather dmask"};
@@ -431,7 +478,7 @@ TEST(Verdict, RejectedAssemblyIsDecidedByTheObject) {
   EXPECT_EQ(decide_cell(in).evidence, "unreadable object: truncated");
 }
 
-TEST(Verdict, NonProbedCells) {
+TEST(Decide, NonProbedCells) {
   CellInputs in = resolved_inputs();
   in.target_known = false;
   Cell unknown = decide_cell(in);
