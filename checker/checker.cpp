@@ -68,7 +68,7 @@ CheckItem item_from_cell(const Cell& cell) {
   item.evidence = cell.evidence;
   if (cell.status == Status::kOk && !cell.mc_check.empty()) item.evidence = "MC cross-check: " + cell.mc_check;
   item.lowered_to = cell.lowered_to;
-  item.posing = cell.posing;
+  item.posed = cell.posed;
   item.note = cell.note;
   item.source = "measured";
   item.verdict = verdict_of(cell);
@@ -244,6 +244,8 @@ ColumnIndex ColumnIndex::load(const Store& store, const std::string& flavor) {
       std::sort(index.census_processors.begin(), index.census_processors.end());
     }
   }
+  if (std::optional<Frontend> frontend = load_frontend(store, flavor))
+    index.frontend = std::make_shared<const Frontend>(std::move(*frontend));
   std::optional<FlavorRow> row = store.flavor(flavor);
   index.why_no_cells = "no measured column for " + flavor;
   if (row && row->origin == Origin::kDescriptor)
@@ -266,6 +268,265 @@ CheckResult Checker::check(const CheckRequest& request) const {
   if (!is_valid_flavor(request.flavor))
     throw usage_error("unknown flavor '" + request.flavor + "' (a flavor is llvm<major>, e.g. llvm22)");
   return check(request, ColumnIndex::load(store_, request.flavor));
+}
+
+namespace {
+
+// ---- answering one use: an ordered list of sources, each a small function (Checker::check) ----
+
+// One thing to answer: a catalog key, an intrinsic name asked, or a kernel's call (with how it poses it).
+struct Use {
+  std::string key;                  // a catalog key (--keys, a manifest), else empty
+  std::string intrinsic;            // the intrinsic called (a key's: the one LLVM resolved it to; may be empty)
+  std::optional<CallPosing> call;   // a kernel's call as it poses it; nullopt: any fair posing
+  bool from_ir = false;             // the kernel's IR calls it (then its declaration may be measured)
+  bool through_frontend = false;    // called through clang (a HIP kernel's key, a builtin named): clang asked first
+};
+
+// What every source of one check may consult.
+struct Scope {
+  const CheckRequest& request;
+  const ColumnIndex& column;
+  const Store* store;               // for cells looked up on demand (the command line); null in the service
+  OnDemandMeasurer* measurer;
+  bool featured = false;            // a processor with features no column is measured with
+  bool census_only = false;         // a processor only the census covers
+};
+
+// What the sources learnt of one use as they went: a measured cell that exists but answers another posing.
+struct Asked {
+  std::optional<CheckItem> posed_otherwise;
+  std::string difference;
+};
+
+using Source = std::optional<CheckItem> (*)(const Use&, const Scope&, Asked&);
+
+// Another target's intrinsic: no column is needed to say no.
+std::optional<CheckItem> foreign_target(const Use& use, const Scope&, Asked&) {
+  std::optional<std::string> foreign = use.key.empty() ? foreign_target_of(use.intrinsic) : std::nullopt;
+  if (!foreign) return std::nullopt;
+  CheckItem item;
+  item.intrinsic = use.intrinsic;
+  item.status = "foreign_target";
+  item.evidence = use.intrinsic + " is an intrinsic of LLVM's '" + *foreign +
+                  "' target, not of AMDGPU (amdgcn): no AMD GPU target lowers it";
+  item.source = "llvm";
+  item.verdict = Verdict::kRefused;
+  return item;
+}
+
+// Clang's refusal of the builtin the call goes through, from the front-end axis: the back end is never reached. A
+// processor with features is asked as its processor, unless clang's words are about the wave size (the features).
+std::optional<CheckItem> frontend_refusal(const Use& use, const Scope& s, Asked&) {
+  if (!use.through_frontend || use.key.empty() || !s.column.frontend) return std::nullopt;
+  const Frontend& frontend = *s.column.frontend;
+  const FrontendKey* builtin = frontend.key(use.key);
+  if (!builtin || builtin->builtin.empty()) return std::nullopt;  // no builtin: called some other way
+  const std::string processor = target_processor(s.request.target);
+  const FrontendCell* cell = frontend.find(use.key, processor);
+  if (!cell || cell->accepted) return std::nullopt;
+  // The refusal holds for the key's call only where the builtin makes that call: where clang accepts it, it emits
+  // the key's instantiation (ballot.i64's call is __builtin_amdgcn_ballot_w64's, not _w32's).
+  std::string instantiation;
+  for (auto it = s.column.cells.lower_bound({use.key, ""}); it != s.column.cells.end() && it->first.first == use.key; ++it)
+    if (!it->second.intrinsic.empty()) instantiation = it->second.intrinsic;
+  bool makes_the_call = false;
+  for (auto it = std::lower_bound(frontend.cells.begin(), frontend.cells.end(), use.key,
+                                  [](const FrontendCell& c, const std::string& k) { return c.key < k; });
+       it != frontend.cells.end() && it->key == use.key; ++it)
+    if (it->accepted && std::find(it->emitted.begin(), it->emitted.end(), instantiation) != it->emitted.end())
+      makes_the_call = true;
+  if (!makes_the_call) return std::nullopt;
+  if (s.featured && cell->diagnostic.find("wavefrontsize") != std::string::npos) return std::nullopt;
+  CheckItem item;
+  item.intrinsic = builtin->builtin;
+  item.key = use.key;
+  item.status = std::string(status_name(Status::kArchAbsent));
+  item.evidence = s.request.flavor + "'s clang refuses " + builtin->builtin + " for " + processor + ": " +
+                  cell->diagnostic + " (the front-end axis)";
+  item.source = "frontend";
+  item.verdict = Verdict::kRefused;
+  return item;
+}
+
+// A cell found for the use: it answers when it was posed as the call (posing_difference); else it is kept, and the
+// next sources look for one that was (on demand).
+std::optional<CheckItem> answer_or_keep(CheckItem item, const Cell& cell, const Use& use, Asked& asked) {
+  item.call = use.call;
+  if (!use.call) return item;
+  std::optional<std::string> difference = posing_difference(cell, *use.call);
+  if (!difference) return item;
+  if (!asked.posed_otherwise) {
+    asked.posed_otherwise = std::move(item);
+    asked.difference = *difference;
+  }
+  return std::nullopt;
+}
+
+// The wired target's catalog cells: the key's, or those of the keys that resolve to the intrinsic (should they
+// differ, the most severe of those posed as the call).
+std::optional<CheckItem> catalog_cell(const Use& use, const Scope& s, Asked& asked) {
+  if (s.featured || s.census_only) return std::nullopt;
+  const ColumnIndex& column = s.column;
+  if (!column.has_cells) {
+    CheckItem item = no_answer(use.intrinsic, use.key,
+                               column.why_no_cells.empty() ? "no measured column for " + s.request.flavor : column.why_no_cells);
+    item.call = use.call;
+    return item;
+  }
+  std::vector<std::string> keys;
+  if (!use.key.empty()) {
+    keys = {use.key};
+  } else if (auto it = column.keys_by_intrinsic.find(use.intrinsic); it != column.keys_by_intrinsic.end()) {
+    keys = it->second;
+  }
+  if (keys.empty()) return std::nullopt;
+  std::optional<CheckItem> chosen;
+  for (const std::string& key : keys) {
+    auto it = column.cells.find({key, s.request.target});
+    if (it == column.cells.end()) {
+      if (!use.key.empty())
+        return no_answer(use.intrinsic, key, "no cell for " + key + " on " + s.request.target + " in " + s.request.flavor);
+      continue;
+    }
+    CheckItem item = item_from_cell(it->second);
+    if (!use.intrinsic.empty()) item.intrinsic = use.intrinsic;
+    std::optional<CheckItem> answered = answer_or_keep(std::move(item), it->second, use, asked);
+    if (answered && (!chosen || severity(answered->verdict) > severity(chosen->verdict))) chosen = std::move(answered);
+  }
+  return chosen;
+}
+
+// The census cell of exactly this instantiation on the target (a processor: the census has no features).
+std::optional<CheckItem> census_cell_source(const Use& use, const Scope& s, Asked& asked) {
+  if (s.featured || use.intrinsic.empty()) return std::nullopt;
+  std::optional<Cell> census;
+  if (s.column.census) census = s.column.census->find(use.intrinsic, s.request.target);
+  else if (s.store) census = census_cell(*s.store, s.request.flavor, use.intrinsic, s.request.target);
+  if (!census) return std::nullopt;
+  CheckItem item = item_from_cell(*census);
+  item.key = use.key;
+  item.intrinsic = use.intrinsic;
+  item.source = "census";
+  return answer_or_keep(std::move(item), *census, use, asked);
+}
+
+// Whether the flavor's LLVM has this intrinsic (nullopt: no census to say).
+std::optional<bool> census_knows(const Scope& s, const std::string& intrinsic) {
+  if (intrinsic.rfind("llvm.amdgcn.", 0) != 0) return std::nullopt;
+  if (s.column.census) {
+    if (s.column.census->intrinsics.empty()) return std::nullopt;
+    return s.column.census->has_intrinsic_of(intrinsic);
+  }
+  if (s.store) return census_has_intrinsic_of(*s.store, s.request.flavor, intrinsic);
+  return std::nullopt;
+}
+
+// A cell measured on demand for this call (or, without one, the census's way): stored by an earlier check, or
+// measured now where this build links the flavor's LLVM, from the kernel's declaration of the intrinsic.
+std::optional<CheckItem> on_demand(const Use& use, const Scope& s, Asked&) {
+  if (use.intrinsic.empty() || census_knows(s, use.intrinsic) != true) return std::nullopt;
+  std::optional<Cell> cell;
+  if (s.column.on_demand) {
+    if (const Cell* c = s.column.on_demand->find(use.intrinsic, s.request.target, use.call)) cell = *c;
+  } else if (s.store) {
+    cell = on_demand_cell(*s.store, s.request.flavor, use.intrinsic, s.request.target, use.call);
+  }
+  auto decl = s.request.declarations.find(use.intrinsic);
+  if (!cell && s.measurer && s.measurer->measures(s.request.flavor) && decl != s.request.declarations.end())
+    cell = s.measurer->measure(s.request.flavor, use.intrinsic, decl->second, s.request.target, use.call);
+  if (!cell) return std::nullopt;
+  CheckItem item = item_from_cell(*cell);
+  item.key = use.key;
+  item.intrinsic = use.intrinsic;
+  item.call = use.call;
+  item.source = "on_demand";
+  return item;
+}
+
+// A cell answers another posing than the call's, and nothing measured the call: no answer, saying so.
+std::optional<CheckItem> posed_otherwise(const Use& use, const Scope& s, Asked& asked) {
+  if (!asked.posed_otherwise) return std::nullopt;
+  const CheckItem& cell = *asked.posed_otherwise;
+  std::string there = cell.status + (cell.lowered_to.empty() ? "" : ", " + join(cell.lowered_to, " ")) +
+                      (cell.evidence.empty() ? "" : ", " + cell.evidence);
+  CheckItem item = no_answer(use.intrinsic, cell.key,
+                             asked.difference + " (the " + cell.source + " cell: " + there + "); the call itself is " +
+                                 "measured on demand by an archdb that links " + s.request.flavor + "'s LLVM");
+  item.call = use.call;
+  item.posed = cell.posed;
+  return item;
+}
+
+// The census enumerates every llvm.amdgcn.* intrinsic of the flavor's LLVM: a name it lacks is none.
+std::optional<CheckItem> name_absent(const Use& use, const Scope& s, Asked&) {
+  if (use.intrinsic.empty() || census_knows(s, use.intrinsic) != false) return std::nullopt;
+  CheckItem item;
+  item.intrinsic = use.intrinsic;
+  item.key = use.key;
+  item.status = std::string(status_name(Status::kNameAbsent));
+  item.evidence = "not an intrinsic of " + s.request.flavor + "'s LLVM (its census lists every llvm.amdgcn.* intrinsic)";
+  item.source = "census";
+  item.verdict = Verdict::kRefused;
+  return item;
+}
+
+// Nothing answers: why.
+std::optional<CheckItem> nothing(const Use& use, const Scope& s, Asked&) {
+  const std::string& t = s.request.target;
+  const std::string& f = s.request.flavor;
+  std::string why;
+  if (use.intrinsic.empty())
+    why = "no measured cell of " + use.key + " in " + f + " names its intrinsic" + (s.featured ? "" : " for the census");
+  else if (s.census_only)
+    why = t + " is not wired and " + f + "'s census has no cell for " + use.intrinsic + " on it";
+  else if (s.featured && !use.from_ir && !use.key.empty())
+    why = t + " is measured on demand from a kernel's IR (its declaration of " + use.intrinsic + "), not from a key";
+  else if (s.featured)
+    why = t + " (a processor with features) is measured on demand, from a kernel's IR, by an archdb that links " + f +
+          "'s LLVM";
+  else if (!target_features(t).empty())
+    why = "not in the catalog: " + f + " has no measured cell for it on " + t + " (its census measures processors "
+          "without features; an archdb that links " + f + "'s LLVM measures it on demand)";
+  else
+    why = "not in the catalog: " + f + " has no measured cell for it";
+  CheckItem item = no_answer(use.intrinsic, use.key, why);
+  item.call = use.call;
+  return item;
+}
+
+// In order: the first source that answers decides.
+constexpr Source kSources[] = {foreign_target, frontend_refusal, catalog_cell, census_cell_source, on_demand, posed_otherwise,
+                               name_absent, nothing};
+
+}  // namespace
+
+std::optional<std::string> posing_difference(const Cell& cell, const CallPosing& call) {
+  switch (cell.status) {
+    case Status::kNameAbsent:
+    case Status::kSignatureMismatch:
+    case Status::kArchAbsent: return std::nullopt;  // every fair way of posing the call was refused
+    case Status::kOk:
+    case Status::kTargetUnsupported:
+    case Status::kToolchainCrash:
+    case Status::kToolchainTimeout:
+    case Status::kProbeError: break;
+  }
+  if (!cell.posed) return std::nullopt;  // nothing of the call to pose
+  const CallPosing& posed = *cell.posed;
+  const bool lowered = cell.status == Status::kOk;
+  if (posed.imm != call.imm && !(posed.imm.empty() || call.imm.empty())) {
+    std::string values;
+    for (size_t i = 0; i < call.imm.size(); ++i) values += (i ? ", " : "") + std::to_string(call.imm[i]);
+    return "the cell was posed with " + CallPosing{posed.imm, {}, {}}.describe() + "; this call passes " + values;
+  }
+  if (posed.uniform && call.uniform && *posed.uniform != *call.uniform && !(lowered && !*posed.uniform))
+    return std::string("the cell holds for ") + (*posed.uniform ? "uniform" : "divergent") + " operands; this call's are " +
+           (*call.uniform ? "uniform" : "divergent");
+  if (posed.result_used && call.result_used && *posed.result_used != *call.result_used && !(lowered && *posed.result_used))
+    return std::string("the cell holds for the result ") + (*posed.result_used ? "used" : "unused") + "; this call " +
+           (*call.result_used ? "uses it" : "leaves it unused");
+  return std::nullopt;
 }
 
 CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& column) const {
@@ -299,7 +560,8 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     throw usage_error("unknown target '" + request.target + "' (" + known + ")");
   }
   for (const std::string& key : request.keys)
-    if (!catalog_.find(key)) throw usage_error("unknown key '" + key + "' (not in " + catalog_.path + ")");
+    if (!catalog_.find(key) && !names_uncatalogued(key))
+      throw usage_error("unknown key '" + key + "' (neither in " + catalog_.path + " nor " + std::string(kUncataloguedNames) + ")");
 
   CheckResult result;
   result.subject = request.subject;
@@ -307,142 +569,70 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
   result.flavor = request.flavor;
   result.generic_intrinsics = request.generic_intrinsics;
   result.declared_only = request.declared_only;
-  const std::string no_column =
-      column.why_no_cells.empty() ? "no measured column for " + request.flavor : column.why_no_cells;
+  result.notes = request.notes;
 
-  auto answer_for_key = [&](const std::string& key, const std::string& intrinsic) {
-    if (!column.has_cells) return no_answer(intrinsic, key, no_column);
-    auto it = column.cells.find({key, request.target});
-    if (it == column.cells.end())
-      return no_answer(intrinsic, key, "no cell for " + key + " on " + request.target + " in " + request.flavor);
-    CheckItem item = item_from_cell(it->second);
-    if (!intrinsic.empty()) item.intrinsic = intrinsic;
-    return item;
+  Scope scope{request, column, column.census_store, measurer_, featured, census_only};
+  auto answer = [&](const Use& use) {
+    Asked asked;
+    for (Source source : kSources)
+      if (std::optional<CheckItem> item = source(use, scope, asked)) return *item;
+    return CheckItem{};  // not reached: the last source always answers
   };
-
-  // The census cell of exactly this intrinsic name on the target, if the flavor's census has one.
-  auto census_answer = [&](const std::string& intrinsic) -> std::optional<CheckItem> {
-    std::optional<Cell> census;
-    if (column.census) census = column.census->find(intrinsic, request.target);
-    else if (column.census_store) census = census_cell(*column.census_store, request.flavor, intrinsic, request.target);
-    if (!census) return std::nullopt;
-    CheckItem item = item_from_cell(*census);
-    item.key.clear();  // no catalog key answers: the census does
-    item.source = "census";
-    return item;
-  };
-  // Whether the flavor's LLVM has this intrinsic (nullopt: no census to say).
-  auto census_knows = [&](const std::string& intrinsic) -> std::optional<bool> {
-    if (intrinsic.rfind("llvm.amdgcn.", 0) != 0) return std::nullopt;
-    if (column.census) {
-      if (column.census->intrinsics.empty()) return std::nullopt;
-      return column.census->has_intrinsic_of(intrinsic);
-    }
-    if (column.census_store) return census_has_intrinsic_of(*column.census_store, request.flavor, intrinsic);
-    return std::nullopt;
-  };
-  // An instantiation of an intrinsic the census has but did not measure: a cell measured on demand earlier, or
-  // now (CheckRequest::declarations gives how the kernel declares it).
-  auto on_demand_answer = [&](const std::string& intrinsic) -> std::optional<CheckItem> {
-    if (!column.census_store || census_knows(intrinsic) != true) return std::nullopt;
-    std::optional<Cell> cell = on_demand_cell(*column.census_store, request.flavor, intrinsic, request.target);
-    auto decl = request.declarations.find(intrinsic);
-    if (!cell && measurer_ && measurer_->measures(request.flavor) && decl != request.declarations.end())
-      cell = measurer_->measure(request.flavor, intrinsic, decl->second, request.target);
-    if (!cell) return std::nullopt;
-    CheckItem item = item_from_cell(*cell);
-    item.key.clear();
-    item.intrinsic = intrinsic;
-    item.source = "on_demand";
-    return item;
-  };
-  // The census enumerates every llvm.amdgcn.* intrinsic of the flavor's LLVM: a name it lacks is none.
-  auto name_absent = [&](const std::string& intrinsic) {
-    CheckItem item;
-    item.intrinsic = intrinsic;
-    item.status = std::string(status_name(Status::kNameAbsent));
-    item.evidence = "not an intrinsic of " + request.flavor + "'s LLVM (its census lists every llvm.amdgcn.* intrinsic)";
-    item.source = "census";
-    item.verdict = Verdict::kRefused;
-    return item;
-  };
-  // A target no column covers: a processor only the census has, whose every use is answered by the census cell
-  // of its intrinsic (a key by the intrinsic LLVM resolved it to on the wired targets); or a processor with
-  // features no column is measured with, which the census (processors without features) does not answer. Else
-  // a cell measured on demand (from the kernel's declaration of it), else a non-answer saying why.
-  auto unwired_answer = [&](const std::string& intrinsic, const std::string& key) {
-    if (intrinsic.empty())
-      return no_answer(intrinsic, key, "no measured cell of " + key + " in " + request.flavor + " names its intrinsic" +
-                                           (featured ? "" : " for the census"));
-    std::optional<CheckItem> item = featured ? std::nullopt : census_answer(intrinsic);
-    if (!item) item = on_demand_answer(intrinsic);
-    if (!item && census_knows(intrinsic) == false) item = name_absent(intrinsic);
-    if (!item) {
-      std::string why;
-      if (!featured)
-        why = request.target + " is not wired and " + request.flavor + "'s census has no cell for " + intrinsic + " on it";
-      else if (request.declarations.find(intrinsic) == request.declarations.end() && !key.empty())
-        why = request.target + " is measured on demand from a kernel's IR (its declaration of " + intrinsic +
-              "), not from a key";
-      else
-        why = request.target + " (a processor with features) is measured on demand, from a kernel's IR, by an "
-              "archdb that links " + request.flavor + "'s LLVM";
-      return no_answer(intrinsic, key, why);
-    }
-    item->key = key;
-    item->intrinsic = intrinsic;
-    return *item;
-  };
+  // A key is answered by its cells, or where no column covers the target, by the intrinsic LLVM resolved it to.
   auto resolved_intrinsic = [&](const std::string& key) -> std::string {
     auto it = column.cells.lower_bound({key, ""});
     return it != column.cells.end() && it->first.first == key ? it->second.intrinsic : "";
   };
-
-  for (const std::string& key : request.keys)
-    result.items.push_back(featured || census_only ? unwired_answer(resolved_intrinsic(key), key) : answer_for_key(key, ""));
-  for (const std::string& intrinsic : request.intrinsics) {
-    auto keys = column.keys_by_intrinsic.find(intrinsic);
-    if (std::optional<std::string> foreign = foreign_target_of(intrinsic)) {
-      // No column is needed to say no: an AMD GPU backend never lowers another target's intrinsic.
-      CheckItem item;
-      item.intrinsic = intrinsic;
-      item.status = "foreign_target";
-      item.evidence = intrinsic + " is an intrinsic of LLVM's '" + *foreign +
-                      "' target, not of AMDGPU (amdgcn): no AMD GPU target lowers it";
-      item.source = "llvm";
-      item.verdict = Verdict::kRefused;
-      result.items.push_back(std::move(item));
-    } else if (featured || census_only) {
-      std::string key = keys == column.keys_by_intrinsic.end() ? "" : keys->second.front();
-      result.items.push_back(unwired_answer(intrinsic, key));
-    } else if (!column.has_cells) {
-      result.items.push_back(no_answer(intrinsic, "", no_column));
-    } else if (keys == column.keys_by_intrinsic.end()) {
-      if (std::optional<CheckItem> census = census_answer(intrinsic)) {
-        result.items.push_back(std::move(*census));
-      } else if (std::optional<CheckItem> measured = on_demand_answer(intrinsic)) {
-        result.items.push_back(std::move(*measured));
-      } else if (census_knows(intrinsic) == false) {
-        result.items.push_back(name_absent(intrinsic));
-      } else {
-        std::string why = "not in the catalog: " + request.flavor + " has no measured cell for it";
-        if (!target_features(request.target).empty())
-          why += " on " + request.target + " (its census measures processors without features; an archdb that links " +
-                 request.flavor + "'s LLVM measures it on demand)";
-        result.items.push_back(no_answer(intrinsic, "", why));
+  for (const std::string& key : request.keys) {
+    Use use;
+    use.through_frontend = request.through_frontend;
+    if (names_builtin(key)) {
+      // A builtin is the catalog key whose builtin it is in the front-end axis: clang's answer, then the key's cells.
+      const FrontendKey* owner = nullptr;
+      if (column.frontend)
+        for (const FrontendKey& k : column.frontend->keys)
+          if (k.builtin == key) owner = &k;
+      if (!owner) {
+        result.items.push_back(no_answer(key, "", column.frontend
+            ? key + " is not in " + request.flavor + "'s front-end axis (it asks clang about the catalog keys' builtins)"
+            : request.flavor + " has no front-end axis (archdb frontend --flavor " + request.flavor + ")"));
+        continue;
       }
+      use.key = owner->key;
+      use.through_frontend = true;
+      if (featured || census_only) use.intrinsic = resolved_intrinsic(owner->key);
+    } else if (!catalog_.find(key)) {
+      use.intrinsic = key;  // an intrinsic named where a key goes: the census's, or measured on demand
     } else {
-      // Keys that resolve to one intrinsic pose the same function; should their answers differ, the
-      // most severe one stands.
-      CheckItem chosen;
-      bool first = true;
-      for (const std::string& key : keys->second) {
-        CheckItem item = answer_for_key(key, intrinsic);
-        if (first || severity(item.verdict) > severity(chosen.verdict)) chosen = std::move(item);
-        first = false;
-      }
-      result.items.push_back(std::move(chosen));
+      use.key = key;
+      if (featured || census_only) use.intrinsic = resolved_intrinsic(key);
     }
+    result.items.push_back(answer(use));
+  }
+  for (const BuiltinRefusal& refusal : request.refused_builtins) {
+    CheckItem item;
+    item.intrinsic = refusal.builtin;
+    if (column.frontend)
+      for (const FrontendKey& k : column.frontend->keys)
+        if (k.builtin == refusal.builtin) item.key = k.key;
+    item.status = std::string(status_name(refusal.unknown ? Status::kNameAbsent : Status::kArchAbsent));
+    item.evidence = "clang refuses it compiling the kernel for " + request.target + ": " + refusal.diagnostic;
+    item.source = "frontend";
+    item.verdict = Verdict::kRefused;
+    result.items.push_back(std::move(item));
+  }
+  for (const std::string& intrinsic : request.intrinsics) {
+    Use use;
+    use.intrinsic = intrinsic;
+    use.from_ir = request.declarations.count(intrinsic) > 0;
+    result.items.push_back(answer(use));
+  }
+  for (const IrCall& call : request.calls) {
+    Use use;
+    use.intrinsic = call.intrinsic;
+    use.call = call.posed;
+    use.from_ir = true;
+    result.items.push_back(answer(use));
   }
 
   // A kernel compiled with features beyond its processor's (+wavefrontsize64 on gfx1100) poses its calls to
@@ -453,7 +643,7 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
   if (!features.empty() && target_features(request.target) != features) {
     result.added_features = request.added_features;
     for (CheckItem& item : result.items) {
-      if (item.source == "llvm" || item.status == status_name(Status::kNameAbsent)) continue;
+      if (item.source == "llvm" || item.source == "frontend" || item.status == status_name(Status::kNameAbsent)) continue;
       item.evidence = "the kernel is compiled with " + features + " beyond " + target_processor(request.target) +
                       "'s own features; " + request.flavor + "'s cells of " + request.target +
                       " were measured without them (there: " + item.status +
@@ -468,6 +658,18 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
   for (const CheckItem& item : result.items)
     if (severity(item.verdict) > severity(result.verdict)) result.verdict = item.verdict;
   return result;
+}
+
+void add_ir_uses(CheckRequest& request, const IrUses& uses) {
+  request.calls = uses.calls;
+  std::set<std::string> called;
+  for (const IrCall& c : uses.calls) called.insert(c.intrinsic);
+  for (const std::string& intrinsic : uses.target_intrinsics)
+    if (!called.count(intrinsic)) request.intrinsics.push_back(intrinsic);
+  request.generic_intrinsics = uses.generic_intrinsics;
+  request.declared_only = uses.declared_only;
+  request.declarations = uses.declarations;
+  request.added_features = uses.added_features;
 }
 
 void CheckResult::apply_drift(std::vector<std::string> found) {
@@ -518,13 +720,15 @@ nlohmann::ordered_json CheckResult::to_json() const {
     i["source"] = item.source;
     if (!item.evidence.empty()) i["evidence"] = item.evidence;
     if (!item.lowered_to.empty()) i["lowered_to"] = item.lowered_to;
-    if (!item.posing.empty()) i["posing"] = item.posing;
+    if (item.call) i["call"] = posing_to_json(*item.call);
+    if (item.posed) i["posed"] = posing_to_json(*item.posed);
     if (!item.note.empty()) i["note"] = item.note;
     j["items"].push_back(std::move(i));
   }
   j["generic_intrinsics"] = generic_intrinsics;
   j["declared_only"] = declared_only;
   if (!added_features.empty()) j["added_features"] = added_features;
+  if (!notes.empty()) j["notes"] = notes;
   if (drift_checked) j["drift"] = drift;
   return j;
 }
@@ -540,9 +744,11 @@ std::vector<std::string> manifest_drift(const std::vector<std::string>& ir_intri
       if (entry.spec.kind == DeclSpec::Kind::kIntrinsic && !entry.spec.overloaded && entry.spec.name == intrinsic &&
           std::find(keys.begin(), keys.end(), entry.key) == keys.end())
         keys.push_back(entry.key);
+    keys.push_back(intrinsic);  // a manifest may name the intrinsic itself
     bool listed = std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
       return std::find(manifest_keys.begin(), manifest_keys.end(), k) != manifest_keys.end();
     });
+    keys.pop_back();
     if (listed) continue;
     drift.push_back(keys.empty() ? intrinsic + " is used but is in no catalog key"
                                  : intrinsic + " is used but its key " + join(keys, " or ") + " is not in the manifest");

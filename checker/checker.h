@@ -15,7 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "checker/ir_uses.h"
+#include "db/census.h"
 #include "db/column.h"
+#include "db/frontend.h"
 #include "db/store.h"
 #include "schema/catalog.h"
 #include "schema/targets.h"
@@ -68,25 +71,49 @@ struct ColumnIndex {
   // The processors the flavor's census covers (every one its LLVM knows), sorted; empty without a census. A
   // target outside the wired list is checked against the census alone when it is one of them.
   std::vector<std::string> census_processors;
+  // The cells measured on demand by earlier checks: held here (the service's snapshots), else looked up in
+  // census_store (the command line).
+  std::shared_ptr<const OnDemandCells> on_demand;
+  // The front-end axis (db/frontend.h): whether the flavor's clang accepts each catalog key's builtin on each
+  // processor; null where it was not measured. It answers first for calls made through clang (a manifest's keys, whose
+  // source is HIP; a builtin named as a key): a builtin clang refuses never reaches the back end.
+  std::shared_ptr<const Frontend> frontend;
 
   // Reads in the caller's open transaction, or in one of its own: never a mix of two versions of a column.
   // Sets census_store to `store` (the census is looked up on demand).
   static ColumnIndex load(const Store& store, const std::string& flavor);
 };
 
-// What to check. Exactly one of `keys` or the intrinsic lists is normally filled.
+// A builtin the flavor's clang refused for the target when it compiled the kernel's HIP source (checker/hip_source.h).
+struct BuiltinRefusal {
+  std::string builtin;     // "__builtin_amdgcn_sdot4"
+  std::string diagnostic;  // clang's words: "error: '__builtin_amdgcn_sdot4' needs target feature dot1-insts"
+  bool unknown = false;    // clang has no such builtin (the name is absent from the front end)
+};
+
+// What to check. Exactly one of `keys`, or the intrinsics and calls, is normally filled.
 struct CheckRequest {
   std::string subject;                          // the kernel (variant) name, for messages; may be empty
   std::string target;
   std::string flavor;
   std::vector<std::string> keys;                // catalog keys (--keys, a manifest)
-  std::vector<std::string> intrinsics;          // target intrinsics an IR module declares or calls
+  // A kernel's llvm.amdgcn.* calls, each posed as it calls it (ir_uses.h): each is answered only by a cell
+  // posed as that call (posing_difference), else measured so, else a non-answer naming the difference.
+  std::vector<IrCall> calls;
+  std::vector<std::string> intrinsics;          // other target intrinsics an IR module calls, or names asked
   std::vector<std::string> generic_intrinsics;  // target-independent ones (llvm.memcpy...): listed, not gated
   std::vector<std::string> declared_only;       // target intrinsics declared and never called: listed, not gated
   std::map<std::string, std::string> declarations;  // intrinsic -> its declaration in the IR (ir_uses.h)
   // Features the kernel is compiled with beyond its processor's own (IrUses::added_features): the columns were
   // not measured with them, so no cell answers for such a kernel (each use becomes a non-answer saying so).
   std::vector<std::string> added_features;
+  // The keys are called through clang (a kernel manifest, whose source is HIP): a key whose builtin the flavor's clang
+  // refuses on the target (the front-end axis) is refused before any back-end cell is asked.
+  bool through_frontend = false;
+  // The builtins clang refused compiling the kernel's HIP source for the target: each a refused item.
+  std::vector<BuiltinRefusal> refused_builtins;
+  // Said with the answer (e.g. that the front end's committed answers stood in for an absent clang).
+  std::vector<std::string> notes;
 };
 
 // Measures an instantiation no census measured, in isolated workers, and keeps the cell (checker/ links no
@@ -95,9 +122,11 @@ class OnDemandMeasurer {
  public:
   virtual ~OnDemandMeasurer() = default;
   virtual bool measures(const std::string& flavor) const = 0;
-  // The cell of `instantiation`, declared as `declaration`, on `target`; nullopt when it could not be measured.
+  // The cell of `instantiation`, declared as `declaration`, on `target`: the call posed as `call`, or (nullopt)
+  // the census's way (every fair posing); nullopt when it could not be measured.
   virtual std::optional<Cell> measure(const std::string& flavor, const std::string& instantiation,
-                                      const std::string& declaration, const std::string& target) = 0;
+                                      const std::string& declaration, const std::string& target,
+                                      const std::optional<CallPosing>& call) = 0;
 };
 
 struct CheckItem {
@@ -106,11 +135,20 @@ struct CheckItem {
   std::string status;     // a status name, or "no_answer" when no cell answers
   std::string evidence;   // the cell's evidence, or why there is no answer
   std::vector<std::string> lowered_to;
-  std::string posing;     // ok: how the call was posed when it was not the default way
+  std::optional<CallPosing> call;   // the call as the kernel poses it (a kernel's IR)
+  std::optional<CallPosing> posed;  // the call the answering cell was posed as
   std::string note;       // ok: e.g. "the call became no instruction"
-  std::string source;     // "measured", "census", "on_demand", "llvm" (LLVM's intrinsic table: another target's), or "none"
+  std::string source;     // "measured", "census", "on_demand", "frontend" (clang's answer), "llvm" (LLVM's intrinsic
+                          // table: another target's), or "none"
   Verdict verdict = Verdict::kUnvalidated;
 };
+
+// Whether a cell answers a call posed as `call` (README "The checker"): nullopt when it does, else the difference,
+// for people. A refusal holds for every posing (every fair way of posing the call was refused); a cell that lowered
+// holds for the same immediates, with its result used for a call that ignores it too (the returning form serves
+// it) and with divergent operands for uniform ones too (LLVM moves a uniform value into a vector register wherever
+// one is needed), never the reverse; a non-answer holds only for its own posing (another may be answered).
+std::optional<std::string> posing_difference(const Cell& cell, const CallPosing& call);
 
 struct CheckResult {
   std::string subject, target, flavor;
@@ -119,6 +157,7 @@ struct CheckResult {
   std::vector<std::string> generic_intrinsics;
   std::vector<std::string> added_features;  // as the request gave them
   std::vector<std::string> declared_only;
+  std::vector<std::string> notes;           // as the request gave them
   // A manifest checked against compiled IR (manifest_drift): each intrinsic the IR uses that the manifest
   // does not list. Drift refuses the build whatever the items say.
   bool drift_checked = false;
@@ -160,6 +199,10 @@ class Checker {
   Catalog catalog_;
   TargetList targets_;
 };
+
+// What a kernel's IR asks a check, for the command line and the service alike: its llvm.amdgcn.* calls, each as it
+// poses it; the other target intrinsics it calls, by name; the rest listed, not gated.
+void add_ir_uses(CheckRequest& request, const IrUses& uses);
 
 // The drift a stale manifest causes: each target intrinsic of compiled IR that no key the manifest lists
 // stands for (per the column's resolved names, else the catalog's plain intrinsic names), as a message.

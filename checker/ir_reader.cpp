@@ -198,6 +198,9 @@ std::string encode_ir_reply(const IrUses& uses) {
   j["kernels"] = uses.kernels;
   j["declarations"] = uses.declarations;
   j["added_features"] = uses.added_features;
+  j["calls"] = json::array();
+  for (const IrCall& c : uses.calls)
+    j["calls"].push_back({{"intrinsic", c.intrinsic}, {"posed", c.posed ? json(posing_to_json(*c.posed)) : json(nullptr)}});
   return json{{"uses", j}}.dump();
 }
 
@@ -229,6 +232,20 @@ IrUses decode_ir_reply(const std::string& reply, const std::string& name) {
   for (const auto& [k, v] : u["declarations"].items()) {
     if (!v.is_string()) throw garbled();
     uses.declarations[k] = v.get<std::string>();
+  }
+  if (!u.contains("calls") || !u["calls"].is_array()) throw garbled();
+  for (const json& c : u["calls"]) {
+    if (!c.is_object() || !c.contains("intrinsic") || !c["intrinsic"].is_string() || !c.contains("posed")) throw garbled();
+    IrCall call;
+    call.intrinsic = c["intrinsic"].get<std::string>();
+    if (!c["posed"].is_null()) {
+      try {
+        call.posed = posing_from_json(c["posed"]);
+      } catch (const std::invalid_argument&) {
+        throw garbled();
+      }
+    }
+    uses.calls.push_back(std::move(call));
   }
   return uses;
 }

@@ -5,9 +5,16 @@
 #include <algorithm>
 #include <set>
 #include <string_view>
+#include <tuple>
 
+#include <llvm/Analysis/UniformityAnalysis.h>
 #include <llvm/IR/CallingConv.h>
+#include <llvm/IR/Constants.h>
 #include <llvm/IR/Function.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Target/TargetMachine.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -56,6 +63,86 @@ const std::set<std::string, std::less<>>& target_prefixes() {
   return prefixes;
 }
 
+std::string type_text(const llvm::Type* type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type->print(os);
+  return os.str();
+}
+
+// The calls of llvm.amdgcn.* intrinsics in the module's defined functions, posed as a cell states a call: each
+// function's uniformity by LLVM's own analysis, with the target's TTI for its target-cpu and -features (the
+// processor the kernel was compiled for decides which values are divergent, wave size included).
+std::vector<IrCall> amdgcn_calls(llvm::Module& module) {
+  initialize_amdgpu();
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<llvm::TargetMachine>> machines;
+  std::set<IrCall> calls;
+  for (llvm::Function& function : module) {
+    if (function.isDeclaration()) continue;
+    std::string cpu = function.hasFnAttribute("target-cpu") ? function.getFnAttribute("target-cpu").getValueAsString().str() : "";
+    std::string features =
+        function.hasFnAttribute("target-features") ? function.getFnAttribute("target-features").getValueAsString().str() : "";
+    if (!cpu.empty() && !knows_processor(cpu)) cpu.clear();  // LLVM would warn and use a generic processor
+    auto& machine = machines[{cpu, features}];
+    if (!machine)
+      machine.reset(compat::create_target_machine(amdgpu_target(), amdgpu_triple(), cpu, llvm::TargetOptions(),
+                                                  llvm::CodeGenOptLevel::None, features));
+    // Made when the function calls one (most functions of a module call none): the analyses, then the answer.
+    std::optional<llvm::UniformityInfo*> uniformity;
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager analyses;
+    llvm::CGSCCAnalysisManager sccs;
+    llvm::ModuleAnalysisManager modules;
+    llvm::PassBuilder builder = compat::pass_builder(function.getContext(), machine.get());
+    bool registered = false;
+    for (llvm::Instruction& inst : llvm::instructions(function)) {
+      auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
+      const llvm::Function* callee = call ? call->getCalledFunction() : nullptr;
+      if (!callee || !callee->getName().starts_with("llvm.amdgcn.")) continue;
+      if (!registered) {
+        builder.registerModuleAnalyses(modules);
+        builder.registerCGSCCAnalyses(sccs);
+        builder.registerFunctionAnalyses(analyses);
+        builder.registerLoopAnalyses(loops);
+        builder.crossRegisterProxies(loops, analyses, sccs, modules);
+        registered = true;
+      }
+      if (!uniformity) uniformity = &analyses.getResult<llvm::UniformityInfoAnalysis>(function);
+      IrCall c;
+      c.intrinsic = callee->getName().str();
+      CallPosing posed;
+      std::vector<std::string> types;
+      std::vector<bool> immarg;
+      for (unsigned i = 0; i < callee->getFunctionType()->getNumParams(); ++i) {
+        types.push_back(type_text(callee->getFunctionType()->getParamType(i)));
+        immarg.push_back(callee->getAttributes().hasParamAttr(i, llvm::Attribute::ImmArg));
+      }
+      bool stated = true;
+      bool data = false, all_uniform = true;
+      for (unsigned i = 0; i < types.size(); ++i) {
+        const llvm::Value* operand = call->getArgOperand(i);
+        if (immarg[i]) {
+          const auto* constant = llvm::dyn_cast<llvm::ConstantInt>(operand);
+          if (!constant) {
+            stated = false;  // a float immediate, say: not a posing a cell states
+            continue;
+          }
+          posed.imm.push_back(constant->getBitWidth() == 1 ? static_cast<int64_t>(constant->getZExtValue())
+                                                           : constant->getSExtValue());
+        } else if (is_data_operand(c.intrinsic, types, immarg, i)) {
+          data = true;
+          all_uniform = all_uniform && compat::uniform_at_def(**uniformity, operand);
+        }
+      }
+      if (data) posed.uniform = all_uniform;
+      if (!call->getType()->isVoidTy()) posed.result_used = !call->use_empty();
+      if (stated && !posed.empty()) c.posed = posed;
+      calls.insert(std::move(c));
+    }
+  }
+  return {calls.begin(), calls.end()};
+}
+
 std::string one_line(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');
   while (!s.empty() && s.back() == ' ') s.pop_back();
@@ -63,6 +150,14 @@ std::string one_line(std::string s) {
 }
 
 }  // namespace
+
+bool IrCall::operator<(const IrCall& o) const {
+  if (intrinsic != o.intrinsic) return intrinsic < o.intrinsic;
+  if (posed.has_value() != o.posed.has_value()) return !posed.has_value();
+  if (!posed) return false;
+  return std::tie(posed->imm, posed->uniform, posed->result_used) <
+         std::tie(o.posed->imm, o.posed->uniform, o.posed->result_used);
+}
 
 std::optional<std::string> foreign_target_of(const std::string& intrinsic_name) {
   std::string_view prefix = prefix_of(intrinsic_name);
@@ -131,6 +226,7 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
   uses.kernels.assign(kernels.begin(), kernels.end());
   uses.declarations = std::move(declarations);
   uses.added_features.assign(added_features.begin(), added_features.end());
+  uses.calls = amdgcn_calls(*module);
   return uses;
 }
 

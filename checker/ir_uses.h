@@ -7,7 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "db/column.h"
+
 namespace archdb {
+
+// One distinct call of an llvm.amdgcn.* intrinsic: the name called, and the call as a cell states the one it answers
+// (db/column.h, CallPosing): the constants of its immarg operands, whether every operand that is per-lane data
+// (is_data_operand) is uniform by LLVM's uniformity analysis on the function's own processor, whether its result
+// is used. `posed` is empty when an immarg operand is not an integer constant archdb can state.
+struct IrCall {
+  std::string intrinsic;
+  std::optional<CallPosing> posed;
+  bool operator<(const IrCall& o) const;
+  bool operator==(const IrCall& o) const { return intrinsic == o.intrinsic && posed == o.posed; }
+};
 
 struct IrUses {
   // Target intrinsics, sorted, unique: llvm.amdgcn.* and llvm.r600.*, and those of any other target LLVM
@@ -24,6 +37,8 @@ struct IrUses {
   // sorted, unique: e.g. "+wavefrontsize64" for a wave64 kernel of gfx1100. The columns are measured with each
   // processor's own features, so a kernel compiled with others is not answered by them.
   std::vector<std::string> added_features;
+  // Every distinct llvm.amdgcn.* call, by intrinsic then posing: what the checker answers, call by call.
+  std::vector<IrCall> calls;
 };
 
 // The target an intrinsic name belongs to when that is a target of the linked LLVM other than AMDGPU

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "checker/checker.h"
+#include "checker/hip_source.h"
 #include "checker/ir_reader.h"
 #include "checker/manifest.h"
 #include "cli/commands.h"
@@ -27,6 +28,7 @@ struct CheckArgs {
   std::string keys;
   std::string ir;
   std::vector<std::string> manifests;  // each a file, or @LIST (one file a line)
+  std::vector<std::string> clang_args;  // more arguments for clang compiling a HIP source (-I, -D)
   std::string json_dir;
   std::string name;
   bool json = false;
@@ -43,15 +45,19 @@ int exit_for(Verdict v) {
 }
 
 std::string detail(const CheckItem& item) {
+  std::string s;
   if (item.status == "ok") {
-    std::string s;
     for (const auto& m : item.lowered_to) s += (s.empty() ? "" : " ") + m;
     if (!item.evidence.empty()) s += (s.empty() ? "" : "  ") + std::string("[") + item.evidence + "]";
-    if (!item.posing.empty()) s += (s.empty() ? "" : "  ") + std::string("[posed with ") + item.posing + "]";
     if (!item.note.empty()) s += (s.empty() ? "" : "  ") + std::string("(") + item.note + ")";
-    return s.empty() ? "(no instruction)" : s;
+    if (s.empty()) s = "(no instruction)";
+  } else {
+    s = item.evidence;
   }
-  return item.evidence;
+  // Which call the answer holds for: the kernel's, or the cell's where the kernel's is not known.
+  if (item.call) s += "  [call: " + item.call->describe() + "]";
+  else if (item.posed) s += "  [posed: " + item.posed->describe() + "]";
+  return s;
 }
 
 // A --flavor the database has nothing about (no column, descriptor, import or census) is a typo or a
@@ -138,23 +144,24 @@ int check(const Context& ctx, const CheckArgs& args) {
   if (manifests.size() > 1 && !args.ir.empty())
     throw usage_error("check: --ir goes with one manifest (its kernel's IR), not " + std::to_string(manifests.size()));
   if (manifests.size() > 1 && !args.name.empty()) throw usage_error("check: --name goes with one kernel");
+  // A HIP source is compiled by the flavor's clang for each target, then its IR is checked (check_hip).
+  const bool hip = !args.ir.empty() && is_hip_source(args.ir);
+  if (hip && !args.manifests.empty()) throw usage_error("check: a HIP source goes alone (a manifest names its own)");
+  if (!hip && !args.clang_args.empty()) throw usage_error("check: --clang-arg goes with a HIP source");
+  IsolatedIrReader reader;
   std::optional<IrUses> uses;
   // Read in a child: hostile or damaged IR that crashes LLVM is an exit 3 naming the file, not our crash.
-  if (!args.ir.empty()) uses = IsolatedIrReader().read_file(args.ir);
+  if (!args.ir.empty() && !hip) uses = reader.read_file(args.ir);
 
   CheckRequest request;
   request.flavor = flavor;
   if (!args.name.empty()) request.subject = args.name;
   else if (uses && uses->kernels.size() == 1) request.subject = uses->kernels.front();
-  else if (uses) request.subject = std::filesystem::path(args.ir).filename().string();
+  else if (uses || hip) request.subject = std::filesystem::path(args.ir).filename().string();
   if (uses) {
-    request.intrinsics = uses->target_intrinsics;
-    request.generic_intrinsics = uses->generic_intrinsics;
-    request.declared_only = uses->declared_only;
-    request.declarations = uses->declarations;
-    request.added_features = uses->added_features;
-  } else if (manifests.empty()) {
-    request.keys = catalog_keys(ctx.load_catalog(), args.keys);
+    add_ir_uses(request, *uses);
+  } else if (manifests.empty() && !hip) {
+    request.keys = catalog_keys(ctx.load_catalog(), args.keys, /*uncatalogued=*/true);
     if (request.keys.empty()) throw usage_error("check: --keys names no key");
   }
 
@@ -166,8 +173,9 @@ int check(const Context& ctx, const CheckArgs& args) {
   ColumnIndex column = ColumnIndex::load(*store, flavor);
   for (const KernelManifest& m : manifests)
     for (const std::string& key : m.keys)
-      if (!checker.catalog().find(key))
-        throw usage_error(m.path + ": unknown key '" + key + "' (not in " + checker.catalog().path + ")");
+      if (!checker.catalog().find(key) && !names_uncatalogued(key))
+        throw usage_error(m.path + ": unknown key '" + key + "' (neither in " + checker.catalog().path +
+                          " nor " + std::string(kUncataloguedNames) + ")");
 
   // Targets as cells name them, resolved once however many kernels; args.targets keeps the spelling given.
   std::vector<std::string> targets;
@@ -188,9 +196,36 @@ int check(const Context& ctx, const CheckArgs& args) {
       result_manifest.push_back(m);
     }
   };
-  if (manifests.empty()) ask(request, nullptr);
+  // A HIP source, per target: clang's refusals, else the IR clang made for the target. Without the flavor's clang,
+  // the builtins the source names are asked of the committed front-end axis, and the answer says so.
+  auto ask_hip = [&](const CheckRequest& base) {
+    const std::string clang = clang_for_flavor(flavor, args.compiler);
+    std::vector<std::string> named;
+    if (clang.empty()) named = builtins_named(read_file(args.ir));
+    for (const std::string& target : targets) {
+      CheckRequest req = base;
+      req.target = target;
+      if (!clang.empty()) {
+        HipCompile compiled = compile_hip(clang, args.ir, target, args.clang_args);
+        if (!compiled.refused.empty()) req.refused_builtins = std::move(compiled.refused);
+        else add_ir_uses(req, reader.read(compiled.ir, args.ir + " (device IR for " + target + ")"));
+      } else {
+        req.keys = named;
+        req.through_frontend = true;
+        req.notes.push_back("clang-" + flavor.substr(4) + " is not installed: the builtins the source names are "
+                            "answered from " + flavor + "'s committed front-end axis and the back end's cells, "
+                            "not from the IR clang would make");
+      }
+      results.push_back(checker.check(req, column));
+      result_manifest.push_back(nullptr);
+    }
+  };
+  if (hip) ask_hip(request);
+  else if (manifests.empty()) ask(request, nullptr);
   for (const KernelManifest& m : manifests) {
     CheckRequest per_kernel = request;
+    // A manifest's kernel is HIP: its keys are called through clang, whose refusal decides first.
+    per_kernel.through_frontend = true;
     if (!uses) per_kernel.keys = m.keys;
     if (args.name.empty()) per_kernel.subject = m.kernel;
     ask(per_kernel, &m);
@@ -233,6 +268,7 @@ int check(const Context& ctx, const CheckArgs& args) {
         for (const auto& d : r.declared_only) list += (list.empty() ? "" : " ") + d;
         std::printf("declared, never called (not gated): %s\n", list.c_str());
       }
+      for (const std::string& n : r.notes) std::printf("note: %s\n", n.c_str());
       for (const std::string& d : r.drift)
         std::printf("drift: %s: %s (manifest %s)\n", r.subject.c_str(), d.c_str(), result_manifest[i]->path.c_str());
       std::printf("%s\n", r.headline().c_str());
@@ -261,7 +297,11 @@ void add_check(CLI::App& app, Context& context, int& exit_code) {
   cmd->add_option("--flavor", args->flavor, "the flavor of the compiler that will build (llvm22)");
   cmd->add_option("--compiler", args->compiler, "derive the flavor from this compiler's --version (its LLVM major)");
   cmd->add_option("--keys", args->keys, "catalog keys: KEY,KEY... or @FILE (one key a line)");
-  cmd->add_option("--ir,ir", args->ir, "LLVM IR of the kernel (.ll text or .bc bitcode)");
+  cmd->add_option("--ir,ir", args->ir,
+                  "the kernel: LLVM IR (.ll text or .bc bitcode), or HIP source (.hip .cu .cpp .cc .cxx), which the "
+                  "flavor's clang (--compiler, else clang-<major>) compiles for each target before its IR is checked");
+  cmd->add_option("--clang-arg", args->clang_args, "one more argument for clang compiling a HIP source (-I DIR, -DNAME)")
+      ->allow_extra_args(false);
   cmd->add_option("--manifest", args->manifests,
                   "a kernel manifest (JSON), or @LIST (one manifest a line); repeatable: every kernel on every target, "
                   "in one process. With an IR file (one manifest), also fails when the IR uses an intrinsic it does "

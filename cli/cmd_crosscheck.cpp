@@ -153,7 +153,8 @@ int crosscheck_command(const Context& ctx, const CrosscheckArgs& args) {
     j["agreement"] = check.agreement();
     nlohmann::ordered_json counts;
     for (auto o : {FactOutcome::kAgrees, FactOutcome::kFalseOk, FactOutcome::kFalseAbsent, FactOutcome::kNoAnswer,
-                   FactOutcome::kUnknownProcessor, FactOutcome::kNotInCensus, FactOutcome::kOtherFeatures})
+                   FactOutcome::kUnknownProcessor, FactOutcome::kProcessorDefect, FactOutcome::kNotInCensus,
+                   FactOutcome::kOtherFeatures})
       counts[std::string(fact_outcome_name(o))] = count(o);
     j["counts"] = counts;
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -178,9 +179,11 @@ int crosscheck_command(const Context& ctx, const CrosscheckArgs& args) {
                 "%d false ok, %d no answer\n",
                 check.compared(), count(FactOutcome::kAgrees), 100.0 * check.agreement(),
                 count(FactOutcome::kFalseAbsent), count(FactOutcome::kFalseOk), count(FactOutcome::kNoAnswer));
-    std::printf("  not counted: %d on processors LLVM %s does not know, %d of intrinsics the census does not have, "
+    std::printf("  not counted: %d on processors LLVM %s does not know, %d on processors whose every kernel its "
+                "assembler rejects (the census's processor notes), %d of intrinsics the census does not have, "
                 "%d built with features the census does not pose%s\n",
                 count(FactOutcome::kUnknownProcessor), census->provenance.llvm_version.c_str(),
+                count(FactOutcome::kProcessorDefect),
                 count(FactOutcome::kNotInCensus), count(FactOutcome::kOtherFeatures),
                 args.measure ? " (their declarations unknown or unreadable)" : " (--measure measures them)");
     Table table({"outcome", "intrinsic", "target", "census", "tests"});

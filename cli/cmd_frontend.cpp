@@ -32,7 +32,7 @@ std::string cell_detail(const Cell& c) {
   if (c.status != Status::kOk) return c.evidence;
   std::string s = join(c.lowered_to, " ");
   if (s.empty() && !c.note.empty()) s = "(" + c.note + ")";
-  if (c.imm) s += "  [imm " + std::to_string(*c.imm) + "]";
+  if (c.posed) s += "  [posed: " + c.posed->describe() + "]";
   if (!c.mc_check.empty()) s += "  [mc_check: " + c.mc_check + "]";
   return s;
 }
@@ -159,11 +159,11 @@ struct Subject {
 };
 
 std::string module_of(const Subject& s, const Cell& c, std::string& why) {
-  if (c.evidence.rfind("reading the declaration", 0) == 0) {  // LLVM died on the declaration itself
+  if (c.cause == Cause::kDeclaration) {  // LLVM died on the declaration itself
     why = "LLVM dies reading the declaration";
     return "";
   }
-  return probe_module_text(s.spec, c.imm, why);
+  return probe_module_text(s.spec, c.posed, why);
 }
 
 // What a finding is, without what names its one case: the intrinsic's name and, for the assembler, the
@@ -242,7 +242,8 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       subjects.push_back({i.key, "census", s});
       by_name["census\t" + i.key] = &subjects.back();
     }
-  std::vector<std::pair<const Subject*, const Cell*>> crashes, empty, mc;
+  std::vector<std::pair<const Subject*, const Cell*>> crashes, empty, mc, unencodable, declared;
+  bool any_declared = false;  // this flavor's LLVM declares the features of some intrinsics (LLVM 23 on)
   auto scan = [&](const std::vector<Cell>& cells, const std::string& source) {
     for (const auto& c : cells) {
       auto s = by_name.find(source + "\t" + c.key);
@@ -251,7 +252,16 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       if (c.status == Status::kOk && c.lowered_to.empty()) empty.push_back({s->second, &c});
       // Codegen selected an instruction the assembler says this processor lacks (README "ok means an instruction"):
       // the cell is a refusal, and LLVM disagrees with itself.
-      if ((c.status == Status::kOk && !c.mc_check.empty()) || selects_rejected_instruction(c)) mc.push_back({s->second, &c});
+      if ((c.status == Status::kOk && !c.mc_check.empty()) || c.cause == Cause::kRejectedInstruction)
+        mc.push_back({s->second, &c});
+      // Selected as an instruction with no encoding there, then a crash: LLVM's tables refuse it, its code
+      // generator should have.
+      if (c.cause == Cause::kUnencodable) unencodable.push_back({s->second, &c});
+      // LLVM's intrinsic table declares the target has what the intrinsic needs and its code generator refuses it,
+      // or declares it has not and the call lowers.
+      any_declared |= c.declared.has_value();
+      if (c.declared && ((c.declared->holds && c.status == Status::kArchAbsent) || (!c.declared->holds && c.status == Status::kOk)))
+        declared.push_back({s->second, &c});
     }
   };
   scan(v.column, "catalog");
@@ -311,15 +321,36 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
   };
   auto by_evidence = [](const Subject&, const Cell& c) { return finding_class(c); };
   auto by_family = [](const Subject&, const Cell& c) {
-    return family_of(c.intrinsic) + ": " + c.note + (c.imm ? " (imm " + std::to_string(*c.imm) + ")" : "");
+    std::optional<int64_t> imm = c.posed ? c.posed->alike_immediate() : std::nullopt;
+    return family_of(c.intrinsic) + ": " + c.note + (imm && *imm != 0 ? " (imm " + std::to_string(*imm) + ")" : "");
   };
   std::vector<Finding> crash_kinds = classify(crashes, by_evidence), empty_kinds = classify(empty, by_family),
-                       mc_kinds = classify(mc, by_evidence);
+                       mc_kinds = classify(mc, by_evidence), unencodable_kinds = classify(unencodable, by_evidence);
+  auto by_declaration = [](const Subject&, const Cell& c) {
+    return std::string(c.declared->holds ? "declared to need " : "declared to need what the processor lacks: ") +
+           c.declared->features + "; measured " + std::string(status_name(c.status));
+  };
+  std::vector<Finding> declared_kinds = classify(declared, by_declaration);
   section("LLVM crashes and hangs",
           "Asking LLVM crashed it (a signal, or a fatal error that is not a refusal to lower) or it did not finish in "
           "the probe's budget, again when retried alone. One row per kind (the evidence without the intrinsic's "
           "name), most cells first.",
           crash_kinds, false);
+  section("LLVM selects an instruction the processor has no encoding for, then crashes",
+          "Codegen selected, as LLVM's tables say (README \"Selected but unencodable\"), an instruction this processor "
+          "has no encoding for, and crashed further on (most often asking the instruction's size in branch "
+          "relaxation) instead of refusing the call: the cell is arch_absent. One row per kind.",
+          unencodable_kinds, false);
+  section("LLVM's declaration and its code generator disagree",
+          std::string(any_declared
+                          ? "LLVM's intrinsic table declares the target features an intrinsic needs "
+                            "(Intrinsic::getRequiredTargetFeatures, LLVM 23 on); where the processor satisfies them "
+                            "and the call is refused, or does not and the call lowers, the table or the code generator is "
+                            "wrong. One row per declaration and answer."
+                          : "LLVM " + (v.census ? v.census->provenance.llvm_version : tc.llvm_version) +
+                                " declares no target features per intrinsic (Intrinsic::getRequiredTargetFeatures is "
+                                "LLVM 23's)."),
+          declared_kinds, false);
   section("Intrinsics that lower to no instruction",
           "Codegen succeeded and the object links, but the call became no instruction beyond the probe's baseline "
           "however it was posed (README \"How the probe measures\": immediates that ask for work were tried). "
@@ -364,10 +395,11 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
   std::unique_ptr<FileLock> writing;
   if (out_file.empty()) writing = ctx.lock_column(flavor);  // a regeneration carries findings.md over
   write_file_atomically(out, md);
-  std::printf("wrote %s: %zu crashes and hangs (%zu kinds), %zu no-instruction lowerings (%zu families), %zu "
-              "assembler disagreements (%zu kinds), %zu front-end disagreements\n",
-              out.string().c_str(), crashes.size(), crash_kinds.size(), empty.size(), empty_kinds.size(), mc.size(),
-              mc_kinds.size(), d.size());
+  std::printf("wrote %s: %zu crashes and hangs (%zu kinds), %zu selections with no encoding (%zu kinds), %zu "
+              "no-instruction lowerings (%zu families), %zu assembler disagreements (%zu kinds), %zu front-end "
+              "disagreements\n",
+              out.string().c_str(), crashes.size(), crash_kinds.size(), unencodable.size(), unencodable_kinds.size(),
+              empty.size(), empty_kinds.size(), mc.size(), mc_kinds.size(), d.size());
   return kExitOk;
 }
 

@@ -20,7 +20,8 @@ std::string brief(const Cell& c) {
   if (c.status == Status::kOk) {
     std::string s;
     for (const auto& m : c.lowered_to) s += (s.empty() ? "" : " ") + m;
-    if (c.imm) s += " [imm " + std::to_string(*c.imm) + "]";
+    if (auto imm = c.posed ? c.posed->alike_immediate() : std::nullopt; imm && *imm != 0)
+      s += " [imm " + std::to_string(*imm) + "]";
     return "ok" + (s.empty() ? std::string() : " (" + s + ")");
   }
   return std::string(status_name(c.status)) + " (" + c.evidence + ")";

@@ -25,8 +25,7 @@ std::string detail(const Cell& c) {
   std::string s;
   for (const auto& m : c.lowered_to) s += (s.empty() ? "" : " ") + m;
   if (s.empty() && !c.note.empty()) s = "(" + c.note + ")";
-  if (c.imm) s += "  [imm " + std::to_string(*c.imm) + "]";
-  if (!c.posing.empty()) s += "  [posed with " + c.posing + "]";
+  if (c.posed) s += "  [posed: " + c.posed->describe() + "]";
   if (!c.mc_check.empty()) s += "  [mc_check: " + c.mc_check + "]";
   return s;
 }

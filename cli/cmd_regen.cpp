@@ -60,8 +60,7 @@ std::string counts_json(const Column& column) {
 std::string cell_brief(const Cell* c) {
   if (!c) return "(none)";
   std::string s(status_name(c->status));
-  if (c->imm) s += " imm=" + std::to_string(*c->imm);
-  if (!c->posing.empty()) s += " posed with " + c->posing;
+  if (c->posed) s += " posed with " + c->posed->describe();
   if (c->status == Status::kOk) {
     std::string lt;
     for (const auto& m : c->lowered_to) lt += (lt.empty() ? "" : " ") + m;

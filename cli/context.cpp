@@ -119,7 +119,7 @@ std::vector<std::string> list_file_items(const std::string& path) {
   return items;
 }
 
-std::vector<std::string> catalog_keys(const Catalog& catalog, const std::string& spec) {
+std::vector<std::string> catalog_keys(const Catalog& catalog, const std::string& spec, bool uncatalogued) {
   std::vector<std::string> given;
   std::string where = "--keys";
   if (!spec.empty() && spec[0] == '@') {
@@ -137,7 +137,9 @@ std::vector<std::string> catalog_keys(const Catalog& catalog, const std::string&
   if (given.empty()) throw usage_error(where + " names no key");
   std::vector<std::string> keys;
   for (const auto& k : given) {
-    if (!catalog.find(k)) throw usage_error(where + ": unknown key '" + k + "' (not in the catalog)");
+    if (!catalog.find(k) && !(uncatalogued && names_uncatalogued(k)))
+      throw usage_error(where + ": unknown key '" + k + "' (" +
+                        (uncatalogued ? "neither in the catalog nor " + std::string(kUncataloguedNames) : "not in the catalog") + ")");
     if (std::find(keys.begin(), keys.end(), k) == keys.end()) keys.push_back(k);
   }
   return keys;

@@ -43,8 +43,9 @@ std::string immarg_sweep_text(const std::vector<int64_t>& sweep);
 std::vector<std::string> list_file_items(const std::string& path);
 
 // A key list as every `--keys` takes it: "KEY,KEY..." or "@FILE" (one key a line; blank lines and '#'
-// comments skipped). Each must be a catalog key: an unknown one is a usage error naming it (and the file).
-// Keys come back in the order given, each once.
-std::vector<std::string> catalog_keys(const Catalog& catalog, const std::string& spec);
+// comments skipped). Each must be a catalog key — or, where `uncatalogued` (a check), an intrinsic or builtin name
+// (names_uncatalogued) — and an unknown one is a usage error naming it (and the file). Keys come back in the
+// order given, each once.
+std::vector<std::string> catalog_keys(const Catalog& catalog, const std::string& spec, bool uncatalogued = false);
 
 }  // namespace archdb::cli

@@ -14,7 +14,8 @@ bool ProbeOnDemand::measures(const std::string& flavor) const {
 }
 
 std::optional<Cell> ProbeOnDemand::measure(const std::string& flavor, const std::string& instantiation,
-                                           const std::string& declaration, const std::string& target) {
+                                           const std::string& declaration, const std::string& target,
+                                           const std::optional<CallPosing>& call) {
   Catalog catalog;
   catalog.path = "(on demand)";
   CatalogEntry entry;
@@ -25,8 +26,9 @@ std::optional<Cell> ProbeOnDemand::measure(const std::string& flavor, const std:
   catalog.entries.push_back(entry);
   CensusOptions census;
   census.flavor = flavor;
-  ProbeOptions options = census_probe_options(census);  // posed as the census it stands beside
+  ProbeOptions options = census_probe_options(census);  // budgets as the census it stands beside
   options.targets = {target};
+  options.call = call;  // a call is measured as the kernel poses it, and no other way
   options.jobs = 1;
   ProbeResult result = run_probe(catalog, {&catalog.entries.front()}, options);
   if (!result.probe_errors.empty() || result.column.cells.size() != 1) return std::nullopt;
@@ -34,7 +36,7 @@ std::optional<Cell> ProbeOnDemand::measure(const std::string& flavor, const std:
   // Answered only for exactly the name the kernel calls (a declaration LLVM resolves to another is not it).
   if (cell.intrinsic != instantiation) return std::nullopt;
   cell.key = instantiation;
-  store_on_demand_cell(store_, flavor, cell, linked_toolchain().identity);
+  store_on_demand_cell(store_, flavor, cell, call, linked_toolchain().identity);
   return cell;
 }
 

@@ -1,6 +1,7 @@
 // cli/on_demand.h — the checker's on-demand measurer for this build's own flavor: an instantiation no census
-// measured is measured by the probe (forked workers, as every measurement) and kept in the store's
-// on_demand_cell table (db/census.h), so that the next check reads it.
+// measured, or a call posed otherwise than the cell that would answer it, is measured by the probe (forked
+// workers, as every measurement) and kept in the store's on_demand_call table (db/census.h), so that the next
+// check reads it.
 #pragma once
 
 #include "checker/checker.h"
@@ -13,7 +14,8 @@ class ProbeOnDemand : public OnDemandMeasurer {
   explicit ProbeOnDemand(Store& store) : store_(store) {}
   bool measures(const std::string& flavor) const override;
   std::optional<Cell> measure(const std::string& flavor, const std::string& instantiation,
-                              const std::string& declaration, const std::string& target) override;
+                              const std::string& declaration, const std::string& target,
+                              const std::optional<CallPosing>& call) override;
 
  private:
   Store& store_;

@@ -50,6 +50,7 @@ nlohmann::ordered_json provenance_json(const CensusProvenance& p) {
   j["generator"] = p.generator_version;
   j["probe"] = p.probe;
   j["processors"] = p.processors;
+  if (!p.processor_notes.empty()) j["processor_notes"] = p.processor_notes;
   j["intrinsics"] = p.intrinsics;
   j["instantiations"] = p.instantiations;
   j["not_probed"] = p.not_probed;
@@ -75,6 +76,8 @@ CensusProvenance provenance_from(const nlohmann::ordered_json& j) {
     p.generator_version = j.at("generator").get<int>();
     p.probe = j.at("probe");
     p.processors = j.at("processors").get<std::vector<std::string>>();
+    if (j.contains("processor_notes"))
+      p.processor_notes = j.at("processor_notes").get<std::map<std::string, std::string>>();
     p.intrinsics = j.at("intrinsics").get<int>();
     p.instantiations = j.at("instantiations").get<int>();
     p.not_probed = j.at("not_probed").get<int>();
@@ -87,6 +90,9 @@ CensusProvenance provenance_from(const nlohmann::ordered_json& j) {
     throw std::invalid_argument(std::string("malformed provenance: ") + e.what());
   }
   if (!is_valid_flavor(p.flavor)) throw std::invalid_argument("invalid flavor '" + p.flavor + "'");
+  for (const auto& [processor, note] : p.processor_notes)
+    if (std::find(p.processors.begin(), p.processors.end(), processor) == p.processors.end() || note.empty())
+      throw std::invalid_argument("processor_notes names '" + processor + "', which is not in the processors list");
   return p;
 }
 
@@ -452,30 +458,55 @@ std::optional<Cell> census_cell(const Store& store, const std::string& flavor, c
   return found.front();
 }
 
-void store_on_demand_cell(Store& store, const std::string& flavor, const Cell& cell, const std::string& identity) {
+namespace {
+// How the table keys a call: its posing as the data contract writes it, '' for the census's way.
+std::string call_text(const std::optional<CallPosing>& call) { return call ? posing_to_json(*call).dump() : ""; }
+
+Cell on_demand_from(const Store& store, const std::string& text, const std::string& key, const std::string& target) {
+  try {
+    nlohmann::json j = stored_json(store.handle(), text);
+    j["key"] = "census";  // validated as a cell; the real key is the instantiation's
+    Cell cell = cell_from_json(j);
+    cell.key = key;
+    return cell;
+  } catch (const std::invalid_argument& e) {
+    throw input_error(store.path().string() + ": on-demand cell " + key + "/" + target + ": " + e.what());
+  }
+}
+}  // namespace
+
+void store_on_demand_cell(Store& store, const std::string& flavor, const Cell& cell, const std::optional<CallPosing>& call,
+                          const std::string& identity) {
   store.before_write();
   Transaction tx(store.handle());
   Stmt q(store.handle(),
-         "INSERT OR REPLACE INTO on_demand_cell(flavor, key, target, cell, identity) VALUES (?1, ?2, ?3, ?4, ?5)");
-  q.bind(1, flavor).bind(2, cell.key).bind(3, cell.target).bind(4, cell_to_json(cell).dump()).bind(5, identity);
+         "INSERT OR REPLACE INTO on_demand_call(flavor, key, target, call, cell, identity) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  q.bind(1, flavor).bind(2, cell.key).bind(3, cell.target).bind(4, call_text(call)).bind(5, cell_to_json(cell).dump());
+  q.bind(6, identity);
   q.run();
   tx.commit();
 }
 
 std::optional<Cell> on_demand_cell(const Store& store, const std::string& flavor, const std::string& key,
-                                   const std::string& target) {
-  Stmt q(store.handle(), "SELECT cell FROM on_demand_cell WHERE flavor = ?1 AND key = ?2 AND target = ?3");
-  q.bind(1, flavor).bind(2, key).bind(3, target);
+                                   const std::string& target, const std::optional<CallPosing>& call) {
+  Stmt q(store.handle(), "SELECT cell FROM on_demand_call WHERE flavor = ?1 AND key = ?2 AND target = ?3 AND call = ?4");
+  q.bind(1, flavor).bind(2, key).bind(3, target).bind(4, call_text(call));
   if (!q.step()) return std::nullopt;
-  try {
-    nlohmann::json j = stored_json(q.db(), q.text(0));
-    j["key"] = "census";  // validated as a cell; the real key is the instantiation's
-    Cell cell = cell_from_json(j);
-    cell.key = key;
-    return cell;
-  } catch (const std::exception& e) {
-    throw input_error(store.path().string() + ": on-demand cell " + key + "/" + target + ": " + e.what());
-  }
+  return on_demand_from(store, q.text(0), key, target);
+}
+
+const Cell* OnDemandCells::find(const std::string& key, const std::string& target,
+                                const std::optional<CallPosing>& call) const {
+  auto it = cells.find({key, target, call_text(call)});
+  return it == cells.end() ? nullptr : &it->second;
+}
+
+OnDemandCells load_on_demand_cells(const Store& store, const std::string& flavor) {
+  OnDemandCells out;
+  Stmt q(store.handle(), "SELECT key, target, call, cell FROM on_demand_call WHERE flavor = ?1");
+  q.bind(1, flavor);
+  while (q.step()) out.cells.emplace(std::make_tuple(q.text(0), q.text(1), q.text(2)), on_demand_from(store, q.text(3), q.text(0), q.text(1)));
+  return out;
 }
 
 std::vector<std::string> intrinsic_base_candidates(const std::string& name) {

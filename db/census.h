@@ -24,6 +24,7 @@
 
 #include <filesystem>
 #include <map>
+#include <tuple>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,9 @@ struct CensusProvenance {
   int generator_version = Provenance::kGeneratorVersion;
   nlohmann::ordered_json probe;          // how it was posed (opt level, timeout, sweep, candidates, ...)
   std::vector<std::string> processors;   // every gfx processor this LLVM knows, sorted
+  // Processors with a defect of LLVM's own (its assembler rejects the code it writes for any kernel there),
+  // each with what it is: their cells that lower are target_unsupported (README "How the probe measures").
+  std::map<std::string, std::string> processor_notes;
   int intrinsics = 0;                    // llvm.amdgcn.* intrinsics enumerated
   // Derived from the rows when rendered.
   int instantiations = 0;
@@ -109,11 +113,19 @@ std::optional<Cell> census_cell(const Store& store, const std::string& flavor, c
 std::optional<bool> census_has_intrinsic_of(const Store& store, const std::string& flavor, const std::string& name);
 // The intrinsic base names `name` may be an instantiation of: itself, then each shorter prefix ending before a '.'.
 std::vector<std::string> intrinsic_base_candidates(const std::string& name);
-// Cells of instantiations the census did not measure, measured on demand by a check (migration 0005). A stored
-// one replaces any earlier one of the same (flavor, key, target).
-void store_on_demand_cell(Store& store, const std::string& flavor, const Cell& cell, const std::string& identity);
+// Cells measured on demand by a check (migration 0008): an instantiation the census did not measure, measured
+// the census's way (`call` nullopt), or one call of an instantiation, posed exactly as the kernel calls it. A
+// stored one replaces any earlier one of the same (flavor, key, target, call).
+void store_on_demand_cell(Store& store, const std::string& flavor, const Cell& cell, const std::optional<CallPosing>& call,
+                          const std::string& identity);
 std::optional<Cell> on_demand_cell(const Store& store, const std::string& flavor, const std::string& key,
-                                   const std::string& target);
+                                   const std::string& target, const std::optional<CallPosing>& call);
+// Every on-demand cell of a flavor, for a snapshot that holds them in memory (the service): by (key, target, call).
+struct OnDemandCells {
+  std::map<std::tuple<std::string, std::string, std::string>, Cell> cells;
+  const Cell* find(const std::string& key, const std::string& target, const std::optional<CallPosing>& call) const;
+};
+OnDemandCells load_on_demand_cells(const Store& store, const std::string& flavor);
 // Loads data/<flavor>/census.txt for every committed flavor whose file changed (by digest); drops census
 // rows whose file is gone.
 void sync_census_from_data(Store& store, const std::filesystem::path& data_root);

@@ -71,21 +71,134 @@ bool is_answer(Status s) {
 bool is_toolchain_failure(Status s) { return s == Status::kToolchainCrash || s == Status::kToolchainTimeout; }
 
 namespace {
-constexpr std::string_view kSelects = "LLVM selects ";
+constexpr std::pair<Cause, const char*> kCauseNames[] = {
+    {Cause::kRefusal, "refusal"},
+    {Cause::kDiagnostic, "diagnostic"},
+    {Cause::kUndefinedSymbol, "undefined_symbol"},
+    {Cause::kRejectedInstruction, "rejected_instruction"},
+    {Cause::kUnencodable, "unencodable"},
+    {Cause::kCrash, "crash"},
+    {Cause::kFatalError, "fatal_error"},
+    {Cause::kWorkerEnded, "worker_ended"},
+    {Cause::kDeclaration, "declaration"},
+    {Cause::kHang, "hang"},
+    {Cause::kUnknownProcessor, "unknown_processor"},
+    {Cause::kTargetDefect, "target_defect"},
+};
+}  // namespace
+
+std::string_view cause_name(Cause c) {
+  for (const auto& [cause, name] : kCauseNames)
+    if (cause == c) return name;
+  return "";
 }
 
-std::string selects_rejected_instruction_evidence(const std::string& instruction, const std::string& message) {
-  return std::string(kSelects) + instruction + ", which LLVM's assembler rejects for this processor: " + message;
+std::optional<Cause> parse_cause(std::string_view name) {
+  for (const auto& [cause, n] : kCauseNames)
+    if (name == n) return cause;
+  return std::nullopt;
 }
 
-bool selects_rejected_instruction(const Cell& c) {
-  return c.status == Status::kArchAbsent && c.evidence.compare(0, kSelects.size(), kSelects) == 0;
+bool cause_fits(Cause c, Status s) {
+  switch (c) {
+    case Cause::kNone: return true;  // not known (an imported cell), or the status says it all
+    case Cause::kRefusal:
+    case Cause::kDiagnostic:
+    case Cause::kUndefinedSymbol:
+    case Cause::kRejectedInstruction:
+    case Cause::kUnencodable: return s == Status::kArchAbsent;
+    case Cause::kCrash:
+    case Cause::kFatalError:
+    case Cause::kWorkerEnded: return s == Status::kToolchainCrash;
+    case Cause::kDeclaration: return is_toolchain_failure(s);
+    case Cause::kHang: return s == Status::kToolchainTimeout;
+    case Cause::kUnknownProcessor:
+    case Cause::kTargetDefect: return s == Status::kTargetUnsupported;
+  }
+  return false;
+}
+
+std::optional<int64_t> CallPosing::alike_immediate() const {
+  if (imm.empty() || std::any_of(imm.begin(), imm.end(), [&](int64_t v) { return v != imm.front(); }))
+    return std::nullopt;
+  return imm.front();
+}
+
+std::string CallPosing::describe() const {
+  std::vector<std::string> parts;
+  if (!imm.empty()) {
+    std::string values;
+    for (size_t i = 0; i < imm.size(); ++i) values += (i ? ", " : "") + std::to_string(imm[i]);
+    parts.push_back((imm.size() == 1 ? "immediate " : "immediates ") + values);
+  }
+  if (uniform) parts.push_back(*uniform ? "uniform operands" : "divergent operands");
+  if (result_used) parts.push_back(*result_used ? "result used" : "result unused");
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  return out;
+}
+
+namespace {
+bool is_lane_scalar(const std::string& t) {
+  if (t == "half" || t == "bfloat" || t == "float" || t == "double") return true;
+  return t.size() > 1 && t[0] == 'i' && std::all_of(t.begin() + 1, t.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+}  // namespace
+
+bool is_data_operand(const std::string& callee, const std::vector<std::string>& types, const std::vector<bool>& immarg,
+                     size_t i) {
+  if (i >= types.size() || immarg[i]) return false;
+  const std::string& type = types[i];
+  size_t x = type.find(" x ");
+  bool lane_type = is_lane_scalar(type) || (type.size() > 2 && type.front() == '<' && type.back() == '>' &&
+                                            x != std::string::npos && is_lane_scalar(type.substr(x + 3, type.size() - x - 4)));
+  if (!lane_type) return false;
+  if (callee.rfind("llvm.amdgcn.image.", 0) != 0) return true;
+  // An image intrinsic's descriptors: the <8 x i32>/<4 x i32> run right before its trailing immediates.
+  size_t at = types.size();
+  while (at > 0 && (immarg[at - 1] || types[at - 1] == "metadata")) --at;
+  for (; at > 0; --at) {
+    if (immarg[at - 1] || (types[at - 1] != "<8 x i32>" && types[at - 1] != "<4 x i32>")) break;
+    if (at - 1 == i) return false;
+  }
+  return true;
+}
+
+nlohmann::ordered_json posing_to_json(const CallPosing& p) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  if (!p.imm.empty()) j["imm"] = p.imm;
+  if (p.uniform) j["operands"] = *p.uniform ? "uniform" : "divergent";
+  if (p.result_used) j["result"] = *p.result_used ? "used" : "unused";
+  return j;
+}
+
+CallPosing posing_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) bad("field 'posed' must be a JSON object");
+  CallPosing p;
+  for (const auto& [name, value] : j.items()) {
+    if (name == "imm") {
+      if (!value.is_array() || value.empty()) bad("'posed.imm' must be a non-empty array of integers");
+      for (const auto& v : value) {
+        if (!v.is_number_integer()) bad("'posed.imm' must be a non-empty array of integers");
+        p.imm.push_back(v.get<int64_t>());
+      }
+    } else if (name == "operands") {
+      if (value != "uniform" && value != "divergent") bad("'posed.operands' must be \"uniform\" or \"divergent\"");
+      p.uniform = value == "uniform";
+    } else if (name == "result") {
+      if (value != "used" && value != "unused") bad("'posed.result' must be \"used\" or \"unused\"");
+      p.result_used = value == "used";
+    } else {
+      bad("unknown field 'posed." + name + "'");
+    }
+  }
+  return p;
 }
 
 bool Cell::operator==(const Cell& o) const {
   return key == o.key && target == o.target && status == o.status && intrinsic == o.intrinsic &&
-         evidence == o.evidence && lowered_to == o.lowered_to && imm == o.imm && posing == o.posing && mc_check == o.mc_check &&
-         note == o.note;
+         evidence == o.evidence && cause == o.cause && lowered_to == o.lowered_to && posed == o.posed &&
+         mc_check == o.mc_check && note == o.note && declared == o.declared;
 }
 
 nlohmann::ordered_json Provenance::posing() const {
@@ -137,9 +250,10 @@ nlohmann::ordered_json cell_to_json(const Cell& c) {
   j["status"] = std::string(status_name(c.status));
   j["intrinsic"] = c.intrinsic;
   if (c.status != Status::kOk) j["evidence"] = c.evidence;
+  if (c.cause != Cause::kNone) j["cause"] = std::string(cause_name(c.cause));
   if (c.status == Status::kOk) j["lowered_to"] = c.lowered_to;
-  if (c.imm) j["imm"] = *c.imm;
-  if (!c.posing.empty()) j["posing"] = c.posing;
+  if (c.posed && !c.posed->empty()) j["posed"] = posing_to_json(*c.posed);
+  if (c.declared) j["declared"] = {{"requires", c.declared->features}, {"holds", c.declared->holds}};
   if (!c.mc_check.empty()) j["mc_check"] = c.mc_check;
   if (!c.note.empty()) j["note"] = c.note;
   return j;
@@ -147,8 +261,8 @@ nlohmann::ordered_json cell_to_json(const Cell& c) {
 
 Cell cell_from_json(const nlohmann::json& j) {
   if (!j.is_object()) bad("a cell must be a JSON object");
-  static const std::set<std::string> kFields = {"key",  "target", "status",   "intrinsic", "evidence",
-                                                "lowered_to", "imm", "posing", "mc_check", "note"};
+  static const std::set<std::string> kFields = {"key",        "target", "status",   "intrinsic", "evidence", "cause",
+                                                "lowered_to", "posed",  "mc_check", "note",      "declared"};
   for (const auto& [name, value] : j.items())
     if (!kFields.count(name)) bad("unknown field '" + name + "'");
   Cell c;
@@ -166,6 +280,13 @@ Cell cell_from_json(const nlohmann::json& j) {
   c.evidence = opt_string(j, "evidence");
   if (c.status != Status::kOk && c.evidence.empty()) bad("status " + st + " without evidence");
   if (c.status == Status::kOk && !c.evidence.empty()) bad("an ok cell carries no evidence");
+  if (std::string cause = opt_string(j, "cause"); !cause.empty()) {
+    std::optional<Cause> parsed = parse_cause(cause);
+    if (!parsed) bad("unknown cause '" + cause + "'");
+    c.cause = *parsed;
+  }
+  if (!cause_fits(c.cause, c.status))
+    bad("cause '" + std::string(cause_name(c.cause)) + "' does not belong to status " + st);
   if (auto it = j.find("lowered_to"); it != j.end()) {
     if (c.status != Status::kOk) bad("lowered_to on a cell that is not ok");
     if (!it->is_array()) bad("field 'lowered_to' must be an array of strings");
@@ -174,15 +295,21 @@ Cell cell_from_json(const nlohmann::json& j) {
       c.lowered_to.push_back(m.get<std::string>());
     }
   }
-  if (auto it = j.find("imm"); it != j.end()) {
-    if (!it->is_number_integer()) bad("field 'imm' must be an integer");
-    c.imm = it->get<int64_t>();
+  if (auto it = j.find("posed"); it != j.end()) {
+    CallPosing posed = posing_from_json(*it);
+    if (posed.empty()) bad("field 'posed' is empty (a call with nothing to pose has no 'posed')");
+    c.posed = std::move(posed);
   }
-  c.posing = opt_string(j, "posing");
+  if (auto it = j.find("declared"); it != j.end()) {
+    if (!it->is_object() || it->size() != 2 || !it->contains("requires") || !(*it)["requires"].is_string() ||
+        (*it)["requires"].get<std::string>().empty() || !it->contains("holds") || !(*it)["holds"].is_boolean())
+      bad("field 'declared' must be {\"requires\": \"<features>\", \"holds\": true|false}");
+    c.declared = DeclaredSupport{(*it)["requires"].get<std::string>(), (*it)["holds"].get<bool>()};
+  }
   c.mc_check = opt_string(j, "mc_check");
   c.note = opt_string(j, "note");
-  if (c.status != Status::kOk && (!c.posing.empty() || !c.mc_check.empty() || !c.note.empty()))
-    bad("posing, mc_check and note belong to ok cells only");
+  if (c.status != Status::kOk && (!c.mc_check.empty() || !c.note.empty()))
+    bad("mc_check and note belong to ok cells only");
   return c;
 }
 

@@ -33,6 +33,68 @@ bool is_answer(Status s);
 // toolchain_crash or toolchain_timeout: asking LLVM failed (a measurement retries it; it is never evidence).
 bool is_toolchain_failure(Status s);
 
+// Why a cell that is not ok is what it is, as the probe knew it when it decided the cell: the evidence is its
+// rendering for people; code that needs the kind switches over this, never reads the evidence.
+enum class Cause {
+  kNone,                 // ok, name_absent, signature_mismatch (the status says it all), or not known (imported)
+  kRefusal,              // arch_absent: LLVM declined to lower (a fatal "Cannot select", "not supported"...)
+  kDiagnostic,           // arch_absent: an error LLVM reported through its diagnostic handler
+  kUndefinedSymbol,      // arch_absent: the call became a call of a symbol nothing defines
+  kRejectedInstruction,  // arch_absent: LLVM selects an instruction its own assembler rejects for the processor
+  kUnencodable,          // arch_absent: LLVM selects an instruction with no encoding there, then crashes
+  kCrash,                // toolchain_crash: a signal (or out of memory)
+  kFatalError,           // toolchain_crash: a fatal error that is not a refusal
+  kWorkerEnded,          // toolchain_crash: the worker ended otherwise
+  kDeclaration,          // toolchain_crash (or timeout): LLVM died reading the declaration itself
+  kHang,                 // toolchain_timeout: a budget ran out
+  kUnknownProcessor,     // target_unsupported: this LLVM does not know the processor
+  kTargetDefect,         // target_unsupported: LLVM's assembler rejects the code it writes for any kernel there
+};
+std::string_view cause_name(Cause c);
+std::optional<Cause> parse_cause(std::string_view name);
+// Whether a cell of status `s` may have cause `c` (kNone fits every status; kDeclaration a crash or a timeout).
+bool cause_fits(Cause c, Status s);
+
+// The call a cell answers, as the probe posed it (README "Data contract", `posed`): the value of each immarg
+// operand, whether the operands a kernel's per-lane data would be were uniform or divergent (pointers and image
+// descriptors are always passed uniform), whether the result was used. What does not apply to the intrinsic is
+// absent. The instantiation is the cell's intrinsic, the target features its target's.
+struct CallPosing {
+  std::vector<int64_t> imm;         // one value per immarg operand, in order
+  std::optional<bool> uniform;      // nullopt: no operand the probe makes divergent
+  std::optional<bool> result_used;  // nullopt: no result
+
+  bool operator==(const CallPosing& o) const {
+    return imm == o.imm && uniform == o.uniform && result_used == o.result_used;
+  }
+  bool operator!=(const CallPosing& o) const { return !(*this == o); }
+  bool empty() const { return imm.empty() && !uniform && !result_used; }
+  // The value every immediate has, where there is at least one and all are alike.
+  std::optional<int64_t> alike_immediate() const;
+  // "immediates 0, 1; divergent operands; result used" (what applies), for people.
+  std::string describe() const;
+};
+// The operands CallPosing::uniform speaks of, in a call of `callee` whose parameters have types `types` (IR
+// syntax) and are immarg or not (`immarg`): those a kernel's per-lane data would be — integer and floating-point
+// scalars and vectors that are not immarg — but not an image intrinsic's resource and sampler descriptors (the
+// <8 x i32>/<4 x i32> operands its trailing immediates follow), which kernels pass uniform. One rule for the
+// probe, which makes these divergent, and for the checker, which asks LLVM whether a kernel's are.
+bool is_data_operand(const std::string& callee, const std::vector<std::string>& types, const std::vector<bool>& immarg,
+                     size_t i);
+nlohmann::ordered_json posing_to_json(const CallPosing& p);
+// Throws a one-line reason for a malformed posing.
+CallPosing posing_from_json(const nlohmann::json& j);
+
+// What LLVM itself declares of an intrinsic on a target, beside what was measured (LLVM 23 on: the feature
+// expression its intrinsic table requires, Intrinsic::getRequiredTargetFeatures), and whether the target
+// satisfies it. Where the two disagree, LLVM's table or its code generator is wrong (the findings list them).
+struct DeclaredSupport {
+  std::string features;  // the expression LLVM declares: "gfx1250-insts", "a,b|c"
+  bool holds = false;
+  bool operator==(const DeclaredSupport& o) const { return features == o.features && holds == o.holds; }
+  bool operator!=(const DeclaredSupport& o) const { return !(*this == o); }
+};
+
 struct Cell {
   std::string key;
   std::string target;
@@ -40,20 +102,16 @@ struct Cell {
   std::string intrinsic;                // the name LLVM resolved, or the declared name where absent
   std::string evidence;                 // every status but ok
   std::vector<std::string> lowered_to;  // ok: the mnemonics the call became
-  std::optional<int64_t> imm;           // the immarg value that made it lower, when the sweep was needed
-  std::string posing;                   // ok: how the call was posed when not the default way (probe/synth.h)
+  std::optional<CallPosing> posed;      // the call the cell answers (never empty: nullopt when nothing was posed)
   std::string mc_check;                 // ok: the MC assembler's rejection of what codegen emitted, if any
   std::string note;                     // ok: e.g. that the call became no instruction
+  Cause cause = Cause::kNone;           // why, as the probe knew it (every arch_absent, crash, timeout, unsupported)
+  std::optional<DeclaredSupport> declared;  // what LLVM's intrinsic table declares, where it declares anything
 
   bool operator==(const Cell& o) const;
   bool operator!=(const Cell& o) const { return !(*this == o); }
 };
 
-// The evidence of an arch_absent cell whose call codegen selected as an instruction the processor's own
-// assembler rejects (README "ok means an instruction"): written by the probe's verdict, recognised by the
-// findings (a back-end/assembler disagreement). One spelling for both.
-std::string selects_rejected_instruction_evidence(const std::string& instruction, const std::string& message);
-bool selects_rejected_instruction(const Cell& c);
 
 // How a probe is posed unless told otherwise (README "How the probe measures"): the wall-clock budget of one
 // kernel, and the immediates swept where the default one is refused. Defined here alone.
@@ -64,7 +122,9 @@ inline const std::vector<int64_t> kDefaultImmargSweep = {1, 2, 4, 12, 16};
 // unchanged column is byte-identical.
 struct Provenance {
   static constexpr const char* kSchema = "archdb.column/v1";
-  static constexpr int kGeneratorVersion = 2;  // 2: the posings (README "How the probe measures")
+  // 2: the posings; 3: what LLVM selected before it crashed, judged by its tables (unencodable), every cell's
+  // cause, retries in fresh workers (README "How the probe measures")
+  static constexpr int kGeneratorVersion = 3;
 
   std::string flavor;
   // A descriptor stands for a toolchain no host here has: it says which, and how to measure it there; it

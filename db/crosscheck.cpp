@@ -50,6 +50,7 @@ std::string_view fact_outcome_name(FactOutcome o) {
     case FactOutcome::kFalseAbsent: return "false_arch_absent";
     case FactOutcome::kNoAnswer: return "no_answer";
     case FactOutcome::kUnknownProcessor: return "unknown_processor";
+    case FactOutcome::kProcessorDefect: return "processor_defect";
     case FactOutcome::kNotInCensus: return "not_in_census";
     case FactOutcome::kOtherFeatures: return "other_features";
   }
@@ -130,6 +131,9 @@ CrossCheck cross_check(const Census& census, const std::vector<TestFact>& facts,
     }
     if (std::find(processors.begin(), processors.end(), processor) == processors.end()) {
       c.outcome = FactOutcome::kUnknownProcessor;
+    } else if (census.provenance.processor_notes.count(processor)) {
+      c.outcome = FactOutcome::kProcessorDefect;
+      c.census_answer = census.provenance.processor_notes.at(processor);
     } else if (featured && !own) {
       // The census's cells are the plain processor's: they do not answer for a target built with other features.
       c.outcome = FactOutcome::kOtherFeatures;

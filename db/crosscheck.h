@@ -42,6 +42,8 @@ enum class FactOutcome {
   kFalseAbsent,      // the test says lowers, the census arch_absent
   kNoAnswer,         // the census has a non-answer there (crash, timeout)
   kUnknownProcessor, // this LLVM does not know the processor: not counted
+  kProcessorDefect,  // the census notes the processor as one LLVM's own assembler rejects every kernel of: not
+                     // counted (the test holds llc's output, which this LLVM cannot assemble there)
   kNotInCensus,      // the census has no such intrinsic: not counted
   kOtherFeatures,    // the test builds with features the census does not pose (+wavefrontsize64): not counted
                      // unless measured (--measure), as the checker answers such a target only by measuring it

@@ -106,7 +106,7 @@ const std::vector<std::string>& change_groups() {
 
 std::string change_group(const Cell& from, const Cell& to) {
   if (from.status == to.status) {
-    if (from.status == Status::kOk && (from.lowered_to != to.lowered_to || from.imm != to.imm))
+    if (from.status == Status::kOk && (from.lowered_to != to.lowered_to || from.posed != to.posed))
       return "lowering changed";
     return "";
   }

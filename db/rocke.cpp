@@ -138,7 +138,7 @@ RockeColumn parse_rocke(const std::string& text, const std::string& label,
       if (cell.status == Status::kOk) cell.evidence.clear();
       if (const nlohmann::json* imm = f.find(c, "probe_imm")) {
         f.expect(*imm, nlohmann::json::value_t::number_integer, "an integer", field + ".probe_imm");
-        cell.imm = imm->get<int64_t>();
+        cell.posed = CallPosing{{imm->get<int64_t>()}, std::nullopt, std::nullopt};  // rocKE's sweep: every immediate
       }
       const nlohmann::json* name = f.find(canonical, key);
       if (name) f.expect(*name, nlohmann::json::value_t::string, "a string", "canonical." + key);
@@ -210,12 +210,12 @@ std::string render_rocke(const Column& column) {
       cell["status"] = std::string(status_name(Status::kArchAbsent));
       cell["evidence"] = "LLVM's assembler rejects what the call lowers to: " + c.mc_check;
     }
-    if (c.imm) {
+    if (std::optional<int64_t> imm = c.posed ? c.posed->alike_immediate() : std::nullopt; c.status == Status::kOk && imm && *imm != 0) {
       // rocKE records only what its own sweep found; a value another posing found is archdb's to say.
-      if (std::find(kRockeSweep.begin(), kRockeSweep.end(), *c.imm) != kRockeSweep.end()) cell["probe_imm"] = *c.imm;
-      else cell["archdb_imm"] = *c.imm;
+      if (std::find(kRockeSweep.begin(), kRockeSweep.end(), *imm) != kRockeSweep.end()) cell["probe_imm"] = *imm;
+      else cell["archdb_imm"] = *imm;
     }
-    if (!c.posing.empty()) cell["archdb_posing"] = c.posing;
+    if (c.posed) cell["archdb_posing"] = c.posed->describe();
     if (!c.note.empty()) cell["archdb_note"] = c.note;
     keys[c.key][c.target] = cell;
     if (c.status == Status::kNameAbsent || c.status == Status::kSignatureMismatch) continue;

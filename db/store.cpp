@@ -44,15 +44,30 @@ Cell read_cell(const Stmt& q) {
   if (!q.is_null(5)) {
     c.lowered_to = stored_string_list(q.db(), q.text(5));
   }
-  if (!q.is_null(6)) c.imm = q.integer(6);
-  c.mc_check = q.text(7);
-  c.note = q.text(8);
-  c.posing = q.text(9);
+  c.mc_check = q.text(6);
+  c.note = q.text(7);
+  if (!q.is_null(8)) c.cause = parse_cause(q.text(8)).value_or(Cause::kNone);
+  if (!q.is_null(9)) {
+    nlohmann::json posed = stored_json(q.db(), q.text(9));
+    try {
+      c.posed = posing_from_json(posed);
+    } catch (const std::invalid_argument& e) {
+      throw input_error(database_file(q.db()) + ": the database holds " + posed.dump() + " where a posing belongs (" +
+                        e.what() + ")");
+    }
+  }
+  if (!q.is_null(10)) {
+    nlohmann::json declared = stored_json(q.db(), q.text(10));
+    if (!declared.is_object() || !declared.contains("requires") || !declared["requires"].is_string() ||
+        !declared.contains("holds") || !declared["holds"].is_boolean())
+      throw input_error(database_file(q.db()) + ": the database holds " + declared.dump() + " where LLVM's declaration belongs");
+    c.declared = DeclaredSupport{declared["requires"].get<std::string>(), declared["holds"].get<bool>()};
+  }
   return c;
 }
 
 constexpr const char* kCellColumns =
-    "decl_key, target, status, intrinsic, evidence, lowered_to, imm, mc_check, note, posing";
+    "decl_key, target, status, intrinsic, evidence, lowered_to, mc_check, note, cause, posed, declared";
 
 }  // namespace
 
@@ -221,8 +236,8 @@ void Store::write_column_rows(const std::string& name, Origin origin, const std:
   Stmt key(db_, "INSERT OR IGNORE INTO decl_key(name) VALUES (?1)");
   Stmt target(db_, "INSERT OR IGNORE INTO target(name) VALUES (?1)");
   Stmt cell(db_,
-            "INSERT INTO cell(flavor, decl_key, target, status, intrinsic, evidence, lowered_to, imm, mc_check, note, posing) "
-            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+            "INSERT INTO cell(flavor, decl_key, target, status, intrinsic, evidence, lowered_to, mc_check, note, cause, posed, "
+            "declared) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   for (const auto& c : cells) {
     if (c.status == Status::kProbeError)
       throw internal_error("refusing to store a probe_error cell (" + c.key + "/" + c.target + ")");
@@ -234,7 +249,10 @@ void Store::write_column_rows(const std::string& name, Origin origin, const std:
       cell.bind(7, nlohmann::json(c.lowered_to).dump());
     else
       cell.bind_or_null(7, "");
-    cell.bind(8, c.imm).bind_or_null(9, c.mc_check).bind_or_null(10, c.note).bind_or_null(11, c.posing);
+    cell.bind_or_null(8, c.mc_check).bind_or_null(9, c.note).bind_or_null(10, std::string(cause_name(c.cause)));
+    cell.bind_or_null(11, c.posed ? posing_to_json(*c.posed).dump() : std::string());
+    cell.bind_or_null(12, c.declared ? nlohmann::json{{"requires", c.declared->features}, {"holds", c.declared->holds}}.dump()
+                                     : std::string());
     cell.run();
   }
 }

@@ -1,8 +1,110 @@
-// llvm/llvm_compat.cpp — the parts of llvm_compat.h with a body: reading LLVM's intrinsic type table, whose
-// layout is one of three (LLVM 19; 20 to 22; 23 and later).
+// llvm/llvm_compat.cpp — the parts of llvm_compat.h with a body: codegen stopped after instruction selection,
+// the instruction printer's mnemonics, and reading LLVM's intrinsic type table, whose layout is one of three
+// (LLVM 19; 20 to 22; 23 and later).
 #include "llvm/llvm_compat.h"
 
+#include <llvm/CodeGen/MachineModuleInfo.h>
+#include <llvm/CodeGen/TargetPassConfig.h>
+#include <llvm/MC/MCInst.h>
+#include <llvm/Support/CommandLine.h>
+
 namespace archdb::compat {
+
+bool add_passes_until(llvm::TargetMachine& machine, llvm::legacy::PassManagerBase& passes, const std::string& stop,
+                      bool before) {
+  // TargetPassConfig reads -stop-after (-stop-before) while it is made and fills the pipeline: set for this one only.
+  auto* option = static_cast<llvm::cl::opt<std::string>*>(
+      llvm::cl::getRegisteredOptions()[before ? "stop-before" : "stop-after"]);
+  if (!option) return false;
+  struct Restore {
+    llvm::cl::opt<std::string>* option;
+    ~Restore() { *option = std::string(); }
+  } restore{option};
+  *option = stop;
+#if LLVM_VERSION_MAJOR >= 20
+  llvm::TargetMachine& codegen = machine;
+#else
+  auto& codegen = static_cast<llvm::LLVMTargetMachine&>(machine);
+#endif
+  llvm::TargetPassConfig* config = codegen.createPassConfig(passes);
+  if (!config) return false;
+  config->setDisableVerify(true);
+  passes.add(config);
+  passes.add(new llvm::MachineModuleInfoWrapperPass(&codegen));
+  if (config->addISelPasses()) return false;
+  config->addMachinePasses();
+  config->setInitialized();
+  return true;
+}
+
+llvm::PassBuilder pass_builder(llvm::LLVMContext& context, llvm::TargetMachine* machine) {
+#if LLVM_VERSION_MAJOR >= 24
+  return llvm::PassBuilder(context, machine);
+#else
+  (void)context;
+  return llvm::PassBuilder(machine);
+#endif
+}
+
+bool uniform_at_def(const llvm::UniformityInfo& info, const llvm::Value* value) {
+#if LLVM_VERSION_MAJOR >= 23
+  return info.isUniformAtDef(value);
+#else
+  return info.isUniform(value);
+#endif
+}
+
+bool declares_intrinsic_features() { return LLVM_VERSION_MAJOR >= 23; }
+
+std::optional<std::string> required_target_features(llvm::Intrinsic::ID id) {
+#if LLVM_VERSION_MAJOR >= 23
+  llvm::StringRef expression = llvm::Intrinsic::getRequiredTargetFeatures(id);
+  if (expression.empty()) return std::nullopt;
+  return expression.str();
+#else
+  (void)id;
+  return std::nullopt;
+#endif
+}
+
+std::optional<bool> satisfies_features(const llvm::MCSubtargetInfo& subtarget, const std::string& expression) {
+#if LLVM_VERSION_MAJOR >= 23
+  // Every name must be the subtarget table's: LLVM reports an unknown one with a fatal error.
+  std::string name;
+  auto known = [&](const std::string& n) {
+    for (const llvm::SubtargetFeatureKV& f : subtarget.getAllProcessorFeatures())
+      if (feature_name(f) == n) return true;
+    return false;
+  };
+  for (size_t i = 0; i <= expression.size(); ++i) {
+    char c = i < expression.size() ? expression[i] : ',';
+    if (c == ',' || c == '|' || c == '(' || c == ')' || c == ' ') {
+      if (!name.empty() && (name[0] == '$' || !known(name))) return std::nullopt;
+      name.clear();
+    } else if (!(name.empty() && (c == '+' || c == '-'))) {
+      name += c;
+    }
+  }
+  return subtarget.checkFeatureExpression(expression);
+#else
+  (void)subtarget;
+  (void)expression;
+  return std::nullopt;
+#endif
+}
+
+std::string printed_mnemonic(const llvm::MCInstPrinter& printer, unsigned opcode) {
+  llvm::MCInst inst;
+  inst.setOpcode(opcode);
+#if LLVM_VERSION_MAJOR >= 20
+  const char* text = printer.getMnemonic(inst).first;
+#else
+  const char* text = const_cast<llvm::MCInstPrinter&>(printer).getMnemonic(&inst).first;
+#endif
+  std::string mnemonic = text ? text : "";
+  while (!mnemonic.empty() && (mnemonic.back() == ' ' || mnemonic.back() == '\t')) mnemonic.pop_back();
+  return mnemonic;
+}
 
 using llvm::Intrinsic::IITDescriptor;
 

@@ -4,15 +4,20 @@
 
 #include <llvm/Config/llvm-config.h>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <llvm/Analysis/UniformityAnalysis.h>
+#include <llvm/Passes/PassBuilder.h>
 #include <llvm/IR/DerivedTypes.h>
+#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/MCAsmInfo.h>
 #include <llvm/MC/MCContext.h>
+#include <llvm/MC/MCInstPrinter.h>
 #include <llvm/MC/MCInstrInfo.h>
 #include <llvm/MC/MCParser/MCAsmParser.h>
 #include <llvm/MC/MCParser/MCTargetAsmParser.h>
@@ -154,6 +159,38 @@ inline llvm::AttributeList intrinsic_attributes(llvm::LLVMContext& context, llvm
   return llvm::Intrinsic::getAttributes(context, id);
 #endif
 }
+
+// ---- Codegen stopped after instruction selection (llvm_compat.cpp): LLVM 20 moved createPassConfig and the
+// machine-module pass onto TargetMachine (from LLVMTargetMachine). ----
+
+// Adds to `passes` the code generator's passes up to and including pass `stop` (a pass argument, e.g.
+// "finalize-isel"; or up to and without it, `before`), as addPassesToEmitFile would but with no printer: a
+// machine-function pass added next sees each function as it then is. False when the target cannot make its
+// pass configuration.
+bool add_passes_until(llvm::TargetMachine& machine, llvm::legacy::PassManagerBase& passes, const std::string& stop,
+                      bool before = false);
+
+// The mnemonic LLVM's instruction printer writes for an opcode ("" for an opcode it prints nothing for, as a
+// pseudo-instruction): LLVM 20 made getMnemonic take a reference.
+std::string printed_mnemonic(const llvm::MCInstPrinter& printer, unsigned opcode);
+
+// A pass builder for analyses of `machine`'s code: LLVM 24 made the context its first argument.
+llvm::PassBuilder pass_builder(llvm::LLVMContext& context, llvm::TargetMachine* machine);
+
+// Whether `value` is uniform where it is defined, by LLVM's uniformity analysis: LLVM 23 renamed isUniform to
+// isUniformAtDef (beside isUniformAtUse).
+bool uniform_at_def(const llvm::UniformityInfo& info, const llvm::Value* value);
+
+// ---- What LLVM itself declares an intrinsic needs (llvm_compat.cpp): LLVM 23 added a target feature expression
+// per intrinsic (Intrinsic::getRequiredTargetFeatures) and MCSubtargetInfo::checkFeatureExpression. ----
+
+// Whether this LLVM declares per-intrinsic required features at all.
+bool declares_intrinsic_features();
+// The expression LLVM declares `id` needs ("gfx1250-insts", "a,b|c"); nullopt where this LLVM declares none.
+std::optional<std::string> required_target_features(llvm::Intrinsic::ID id);
+// Whether `subtarget` satisfies `expression` as LLVM evaluates it; nullopt where it cannot be asked safely (a
+// feature name the subtarget's table lacks, which LLVM answers with a fatal error, or a "$custom" term).
+std::optional<bool> satisfies_features(const llvm::MCSubtargetInfo& subtarget, const std::string& expression);
 
 // ---- LLVM's intrinsic type table (llvm_compat.cpp): its layout changed in LLVM 20 and again in 23. ----
 

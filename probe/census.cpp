@@ -563,6 +563,8 @@ CensusRun run_census(const CensusOptions& options) {
   posing["retries_in_parallel"] = true;
   prov.probe = posing;
   prov.processors = processors;
+  for (const auto& p : processors)
+    if (std::string defect = executor->target_defect(p); !defect.empty()) prov.processor_notes[p] = defect;
   prov.intrinsics = static_cast<int>(names.size());
   run.census.sort();
   run.census.recount();
@@ -570,7 +572,7 @@ CensusRun run_census(const CensusOptions& options) {
   return run;
 }
 
-std::string probe_module_text(const DeclSpec& spec, std::optional<int64_t> imm, std::string& why) {
+std::string probe_module_text(const DeclSpec& spec, const std::optional<CallPosing>& posed, std::string& why) {
   initialize_amdgpu();
   Resolution r = resolve_declaration(spec, "LLVM " + linked_toolchain().llvm_version, kDefaultImmargSweep);
   if (r.kind != Resolution::Kind::kResolved) {
@@ -579,7 +581,8 @@ std::string probe_module_text(const DeclSpec& spec, std::optional<int64_t> imm, 
   }
   std::string text = r.shape.declare_line + "\n";
   if (r.shape.declare_line != kProbeSupportDeclare) text += std::string(kProbeSupportDeclare) + "\n";
-  text += probe_kernel_ir("probe", r.shape, imm ? Posing::all(r.shape, *imm) : default_posing(r.shape, r.default_imm));
+  text += probe_kernel_ir("probe", r.shape,
+                          posed ? probe_posing(r.shape, *posed, r.default_imm) : default_posing(r.shape, r.default_imm));
   text += "!llvm.module.flags = !{!0}\n!0 = !{i32 1, !\"amdhsa_code_object_version\", i32 " +
           std::to_string(kCodeObjectVersion * 100) + "}\n";
   return text;

@@ -118,9 +118,8 @@ ProbeOptions census_probe_options(const CensusOptions& options);
 
 CensusRun run_census(const CensusOptions& options);
 
-// The probe module of a declaration as the probe poses it (its declaration, the kernel calling it with every
-// immarg operand `imm`, or the immediate the verifier accepts when `imm` is empty, and the module flags), for
-// one-line reproducers. Resolved in this process; empty, with `why`, if LLVM does not resolve it.
-std::string probe_module_text(const DeclSpec& spec, std::optional<int64_t> imm, std::string& why);
+// The probe module of a declaration as the probe poses it (its declaration, the kernel calling it posed as
+// `posed` says, or the default way when it is empty, and the module flags), for one-line reproducers. Resolved in this process; empty, with `why`, if LLVM does not resolve it.
+std::string probe_module_text(const DeclSpec& spec, const std::optional<CallPosing>& posed, std::string& why);
 
 }  // namespace archdb

@@ -18,6 +18,7 @@ Cell decide_cell(const CellInputs& in) {
     Outcome o = outcome_of_death(*in.resolve_death, in.timeout_s);
     c.status = o.status == Status::kArchAbsent ? Status::kToolchainCrash : o.status;
     c.evidence = "reading the declaration: " + o.evidence();
+    if (is_toolchain_failure(c.status)) c.cause = Cause::kDeclaration;
     return c;
   }
   switch (in.resolution.kind) {
@@ -39,6 +40,7 @@ Cell decide_cell(const CellInputs& in) {
   if (!in.target_known) {
     c.status = Status::kTargetUnsupported;
     c.evidence = in.flavor_label + " does not know processor '" + in.target + "'";
+    c.cause = Cause::kUnknownProcessor;
     return c;
   }
   if (!in.probe) {
@@ -57,9 +59,24 @@ Cell decide_cell(const CellInputs& in) {
     baseline = in.solution_baseline;
     v = outcome_of(*lowered, in.timeout_s);
   }
+  // The call this cell answers: the posing of the attempt that decided it; and LLVM's own declaration beside it.
+  CallPosing posed = call_posing(in.resolution.shape, solved ? *in.solution : in.default_posing);
+  if (!posed.empty()) c.posed = posed;
+  c.declared = in.declared;
   if (v.status != Status::kOk) {
     c.status = v.status;
     c.evidence = v.evidence();
+    c.cause = v.cell_cause();
+    if (v.status == Status::kToolchainCrash && in.selection && in.selection->report && in.baseline_selection &&
+        in.baseline_selection->report) {
+      // LLVM crashed after selecting the call as an instruction this processor has no encoding for: LLVM's own
+      // tables refuse it here.
+      if (auto missing = unencodable_selection(*in.selection->report, *in.baseline_selection->report)) {
+        c.status = Status::kArchAbsent;
+        c.evidence = unencodable_evidence(*missing, v);
+        c.cause = Cause::kUnencodable;
+      }
+    }
     if (solved) {
       // The default posing became no instruction (or what it became was rejected, or LLVM crashed on it); one
       // that asks for work was refused, or LLVM crashed or hung on it.
@@ -84,21 +101,23 @@ Cell decide_cell(const CellInputs& in) {
     return c;
   }
   c.status = Status::kOk;
-  const Posing& posed = solved ? *in.solution : in.default_posing;
-  bool alike = !posed.uniform && !posed.result_unused &&
-               std::all_of(posed.imm.begin(), posed.imm.end(), [&](int64_t x) { return x == posed.imm.front(); });
-  if (alike && !posed.imm.empty() && (solved || posed.imm.front() != 0)) c.imm = posed.imm.front();
-  else if (!alike) c.posing = posed.describe(in.default_posing);
   c.lowered_to = lowered_mnemonics(lowered->report->mnemonics, baseline->report->mnemonics);
   const std::vector<std::string>& mc = lowered->report->mc_errors;
   if (names_missing_instruction(mc, c.lowered_to)) {
     // Codegen selected an instruction this processor does not have: a kernel built with it cannot run here.
     c.status = Status::kArchAbsent;
-    c.evidence = clean_evidence(
-        selects_rejected_instruction_evidence(missing_instruction(mc, c.lowered_to), missing_instruction_message(mc)));
+    c.evidence = clean_evidence("LLVM selects " + missing_instruction(mc, c.lowered_to) +
+                                ", which LLVM's assembler rejects for this processor: " + missing_instruction_message(mc));
+    c.cause = Cause::kRejectedInstruction;
     c.lowered_to.clear();
-    c.imm.reset();
-    c.posing.clear();
+    return c;
+  }
+  if (!in.target_defect.empty()) {
+    // The call lowers, but no kernel that holds it can be built for this processor: no answer.
+    c.status = Status::kTargetUnsupported;
+    c.evidence = in.target_defect;
+    c.cause = Cause::kTargetDefect;
+    c.lowered_to.clear();
     return c;
   }
   if (!mc.empty()) {
@@ -106,10 +125,12 @@ Cell decide_cell(const CellInputs& in) {
     c.mc_check = clean_evidence("MC assembler rejects it: " + mc.front());
     Status object_status = Status::kProbeError;
     std::string object_evidence = "no object was written";
+    Cause object_cause = Cause::kNone;
     if (in.object) {
       Outcome ov = outcome_of(*in.object, in.timeout_s);
       object_status = ov.status;
       object_evidence = ov.evidence();
+      object_cause = ov.cell_cause();
       if (ov.status == Status::kOk && !in.object->report->object_error.empty()) {
         object_status = Status::kProbeError;
         object_evidence = "unreadable object: " + in.object->report->object_error;
@@ -118,10 +139,9 @@ Cell decide_cell(const CellInputs& in) {
     if (object_status != Status::kOk) {
       c.status = object_status;
       c.evidence = object_evidence;
+      c.cause = object_cause;
       c.lowered_to.clear();
       c.mc_check.clear();
-      c.imm.reset();
-      c.posing.clear();
       return c;
     }
   }
@@ -130,6 +150,19 @@ Cell decide_cell(const CellInputs& in) {
   if (!in.resolution.upgrade.empty()) notes.push_back(in.resolution.upgrade);
   c.note = join(notes, "; ");
   return c;
+}
+
+std::optional<MissingEncoding> unencodable_selection(const CompileReport& kernel, const CompileReport& baseline) {
+  std::vector<std::string> own = lowered_mnemonics(kernel.selected, baseline.selected);
+  for (const MissingEncoding& m : kernel.unencodable)
+    if (std::find(own.begin(), own.end(), m.opcode) != own.end()) return m;
+  return std::nullopt;
+}
+
+std::string unencodable_evidence(const MissingEncoding& missing, const Outcome& crash) {
+  // The processor is the cell's: not named, so that the census groups the processors that share the answer.
+  return "LLVM selects " + missing.opcode + " (" + missing.mnemonic + "), which has no encoding on this processor "
+         "(LLVM's assembler: " + missing.diagnostic + "); compiling on, " + crash.evidence();
 }
 
 std::string tried_summary(const std::vector<Posing>& tried, const Posing& base) {

@@ -39,9 +39,24 @@ struct CellInputs {
   const Attempt* solution_attempt = nullptr;   // ... its kernel
   const Attempt* solution_baseline = nullptr;  // ... and that kernel's baseline
   const Attempt* object = nullptr;     // the object of the kernel that lowered, where its assembly was rejected
+  // Where LLVM crashed after selecting the call: that kernel, and its baseline, compiled up to the end of
+  // instruction selection (what LLVM selected, and which of it has no encoding on the processor).
+  const Attempt* selection = nullptr;
+  const Attempt* baseline_selection = nullptr;
+  // The processor's assembler rejects the code LLVM writes for any kernel (Executor::target_defect): a call that
+  // lowers there is no answer.
+  std::string target_defect;
+  // What LLVM's intrinsic table declares of the intrinsic on this target, where it declares anything.
+  std::optional<DeclaredSupport> declared;
 };
 
 Cell decide_cell(const CellInputs& in);
+
+// Of what LLVM selected for a kernel and for its baseline (select-only reports), the first of the call's own
+// opcodes that has no encoding on the processor; nullopt when every one has (or LLVM's tables do not say).
+std::optional<MissingEncoding> unencodable_selection(const CompileReport& kernel, const CompileReport& baseline);
+// The evidence of a call LLVM selects as an instruction the processor has no encoding for, then crashes on.
+std::string unencodable_evidence(const MissingEncoding& missing, const Outcome& crash);
 
 // What was tried beyond the default posing, for a refusal's evidence: "immarg sweep 1, 2: none lowers" for
 // posings that set every immediate alike, then the others counted by kind ("" when nothing was tried).

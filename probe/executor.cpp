@@ -19,6 +19,7 @@
 #include "llvm/llvm_compat.h"
 #include "llvm/toolchain.h"
 #include "probe/assemble.h"
+#include "probe/encodings.h"
 #include "probe/pool.h"
 #include "probe/synth.h"
 #include "probe/worker.h"
@@ -47,12 +48,17 @@ class ParentFatalErrors {
   }
 };
 
-// Compiles an empty kernel once, so the subtarget the machine caches is built here, before the forks,
-// instead of again in every worker.
-void warm_up(llvm::TargetMachine& machine) {
+// The kernel the executor's processes warm up with: it stores a value, as every probe kernel does.
+constexpr const char* kWarmKernel =
+    "define amdgpu_kernel void @warm(ptr addrspace(1) %out, <4 x float> %v) {\n"
+    "  store volatile <4 x float> %v, ptr addrspace(1) %out\n  ret void\n}\n";
+
+// Compiles the warm-up kernel once, so the subtarget the machine caches is built here, before the forks,
+// instead of again in every worker; returns its assembly.
+std::string warm_up(llvm::TargetMachine& machine) {
   llvm::LLVMContext context;
   llvm::SMDiagnostic diag;
-  auto module = llvm::parseAssemblyString("define amdgpu_kernel void @warm() { ret void }", diag, context);
+  auto module = llvm::parseAssemblyString(kWarmKernel, diag, context);
   compat::set_target_triple(*module, amdgpu_triple());
   set_probe_module_flags(*module);
   module->setDataLayout(machine.createDataLayout());
@@ -60,6 +66,24 @@ void warm_up(llvm::TargetMachine& machine) {
   llvm::raw_svector_ostream os(sink);
   llvm::legacy::PassManager passes;
   if (!machine.addPassesToEmitFile(passes, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) passes.run(*module);
+  return std::string(sink.data(), sink.size());
+}
+
+// What LLVM's assembler says of the code LLVM wrote for a kernel that only stores a value: a processor whose
+// every kernel is rejected (LLVM 23 ends each of gfx1310's with s_wait_xcnt, which its assembler has not).
+std::string defect_of(const std::string& assembly, const Assembler& assembler, const std::string& target) {
+  for (const std::string& error : assembler.assemble(assembly).errors) {
+    size_t at = error.find("instruction not supported on this GPU");
+    if (at == std::string::npos) continue;
+    size_t cut = error.find(": ", at);
+    std::string words = error.substr(at, cut == std::string::npos ? std::string::npos : cut - at);
+    std::string line = cut == std::string::npos ? "" : error.substr(cut + 2);
+    std::string mnemonic = line.substr(0, line.find_first_of(" :\t"));
+    return "LLVM " + linked_toolchain().llvm_version + " writes " + (mnemonic.empty() ? "an instruction" : mnemonic) +
+           " into every kernel for " + target + ", which its own assembler rejects there (" + words +
+           "): no kernel can be built for it";
+  }
+  return "";
 }
 
 class PoolExecutor : public Executor {
@@ -75,14 +99,16 @@ class PoolExecutor : public Executor {
       if (!machine) throw internal_error("LLVM could not create a target machine for " + target);
       // Warming up is codegen in this process: LLVM failing at it must not end the run. A machine that
       // cannot warm up is still used; its workers then meet the same failure, per kernel.
+      std::string assembly;
       {
         const void* stack = llvm::SavePrettyStackState();
         llvm::CrashRecoveryContext recovery;
         ParentFatalErrors guard;
-        if (!recovery.RunSafely([&] { warm_up(*machine); })) llvm::RestorePrettyStackState(stack);
+        if (!recovery.RunSafely([&] { assembly = warm_up(*machine); })) llvm::RestorePrettyStackState(stack);
       }
       assemblers_[target] = std::make_unique<Assembler>(target_processor(target), target_features(target));
-      resources_[target] = TargetResources{machine.get(), assemblers_[target].get()};
+      if (!assembly.empty()) defects_[target] = defect_of(assembly, *assemblers_[target], target);
+      resources_[target] = TargetResources{machine.get(), assemblers_[target].get(), &encodings_};
       machines_.push_back(std::move(machine));
     }
     // Forked now, while this process holds little but the target machines the workers need.
@@ -95,14 +121,17 @@ class PoolExecutor : public Executor {
       Job warm;
       warm.target = options.targets.front();
       warm.timeout_s = options.timeout_s;
-      warm.items.push_back({-1, "warm", "define amdgpu_kernel void @warm(ptr addrspace(1) %out, <4 x float> %v) {\n"
-                                        "  store volatile <4 x float> %v, ptr addrspace(1) %out\n  ret void\n}\n",
-                            "", DeclSpec{}});
+      warm.items.push_back({-1, "warm", kWarmKernel, "", DeclSpec{}});
       serial_pool_->keep_warm_spares(std::move(warm), workers_);
     }
   }
 
   int workers() const override { return workers_; }
+
+  std::string target_defect(const std::string& target) const override {
+    auto it = defects_.find(target);
+    return it == defects_.end() ? "" : it->second;
+  }
 
   std::vector<std::vector<Attempt>> compile(std::vector<CompileRun> runs) override {
     // Every kernel of the call is an item: its run, its place there, and how its jobs are made.
@@ -139,6 +168,7 @@ class PoolExecutor : public Executor {
     auto submit = [&](const std::vector<int>& indices) {
       Job job;
       job.kind = Job::Kind::kResolve;
+      job.retire_after = serial;  // a retry starts from the zygote's state
       job.timeout_s = options_.timeout_s;
       job.immarg_sweep = options_.immarg_sweep;
       for (int i : indices) {
@@ -239,6 +269,8 @@ class PoolExecutor : public Executor {
     job.hang_function = how.retry && options_.hang_first_attempt_only ? "" : options_.hang_function;
     job.recover_refusals = !options_.strict_isolation;
     job.emit_object = how.emit_object;
+    job.selection = how.selection;
+    job.retire_after = how.fresh;
     for (int id : ids) {
       attempt(id) = Attempt{};
       const Kernel& k = items_[static_cast<size_t>(id)].kernel;
@@ -307,6 +339,8 @@ class PoolExecutor : public Executor {
 
   ExecutorOptions options_;
   int workers_ = 1;
+  EncodingTable encodings_;  // before the forks, like the machines: every worker reads it
+  std::map<std::string, std::string> defects_;  // target -> what its assembler rejects of every kernel
   std::vector<std::unique_ptr<llvm::TargetMachine>> machines_;
   std::map<std::string, std::unique_ptr<Assembler>> assemblers_;
   std::map<std::string, TargetResources> resources_;

@@ -48,10 +48,14 @@ struct Kernel {
 
 // How a set of kernels is compiled.
 struct CompileHow {
-  bool serial = false;       // one at a time, in a fresh worker, with nothing else on the serial lane
+  bool serial = false;       // one at a time, with nothing else on the serial lane
   size_t batch = 12;         // kernels per job (1: each alone)
   bool retry = false;        // a retry: the retry's CPU budget, and a first-attempt-only injected hang is off
   bool emit_object = false;  // written straight to one ELF object (kernels whose assembly was rejected)
+  Job::Selection selection = Job::Selection::kNone;  // codegen stops at the end of instruction selection (job.h)
+  // Each job in a worker that has compiled nothing before (a retry, a selection): what LLVM does with a kernel
+  // it crashes on can depend on what the process did before, and an answer must not.
+  bool fresh = false;
 };
 
 // Kernels and how to compile them; the runs handed to one compile() call go at once.
@@ -81,6 +85,10 @@ class Executor {
   virtual std::vector<std::vector<Attempt>> compile(std::vector<CompileRun> runs) = 0;
   // Reads each declaration with LLVM: spread over the parallel workers, or `serial`, each alone in a fresh worker.
   virtual std::vector<ResolveAttempt> resolve(const std::vector<DeclSpec>& specs, bool serial) = 0;
+
+  // A processor on which LLVM's own assembler rejects the code LLVM writes for any kernel (the assembler's words
+  // and the instruction), found once when the executor is made; "" for a processor without such a defect.
+  virtual std::string target_defect(const std::string& target) const = 0;
 
   // Counters since construction: jobs handed out, workers that died.
   int jobs() const { return jobs_; }

@@ -136,6 +136,8 @@ std::string encode_job(const Job& job) {
                   {"recover", job.recover_refusals},
                   {"sweep", job.immarg_sweep},
                   {"object", job.emit_object},
+                  {"select", static_cast<int>(job.selection)},
+                  {"retire", job.retire_after},
                   {"items", items}});
 }
 
@@ -150,6 +152,11 @@ Job decode_job(std::string_view line) {
   job.recover_refusals = j.at("recover").get<bool>();
   job.immarg_sweep = j.at("sweep").get<std::vector<int64_t>>();
   job.emit_object = j.at("object").get<bool>();
+  int selection = j.at("select").get<int>();
+  if (selection < 0 || selection > static_cast<int>(Job::Selection::kBeforeFinalize))
+    throw std::invalid_argument("a job's selection must be 0, 1 or 2");
+  job.selection = static_cast<Job::Selection>(selection);
+  job.retire_after = j.at("retire").get<bool>();
   for (const auto& i : j.at("items")) {
     JobItem item;
     item.id = i.at("id").get<int>();
@@ -177,6 +184,13 @@ std::string encode_report(const Report& report) {
               o["pass"] = r.refused_pass;
             }
             if (r.error) o["error"] = *r.error;
+            if (!r.selected.empty()) {
+              o["selected"] = r.selected;
+              json missing = json::array();
+              for (const MissingEncoding& m : r.unencodable)
+                missing.push_back({{"opcode", m.opcode}, {"mnemonic", m.mnemonic}, {"diagnostic", m.diagnostic}});
+              o["unencodable"] = missing;
+            }
             return o;
           },
           [](const ResolveReport& r) {
@@ -220,6 +234,12 @@ std::optional<Report> decode_report(std::string_view line) {
         r.refused_pass = j.at("pass").get<std::string>();
       }
       if (j.contains("error")) r.error = j.at("error").get<std::string>();
+      if (j.contains("selected")) {
+        r.selected = j.at("selected").get<std::vector<std::string>>();
+        for (const auto& m : j.at("unencodable"))
+          r.unencodable.push_back({m.at("opcode").get<std::string>(), m.at("mnemonic").get<std::string>(),
+                                   m.at("diagnostic").get<std::string>()});
+      }
       return r;
     }
     if (t == "resolved") {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "db/column.h"
+#include "probe/encodings.h"
 #include "probe/resolve.h"
 #include "schema/catalog.h"
 
@@ -48,6 +49,15 @@ struct Job {
   // Kernels compiled straight to one ELF object by codegen's integrated assembler (no text): for kernels
   // whose printed assembly the MC assembler rejected, so that their object is still inspected.
   bool emit_object = false;
+  // Codegen stopped at the end of instruction selection: each kernel's report lists the opcodes LLVM selected and
+  // those with no encoding on the processor (encodings.h), for kernels LLVM crashed on after selecting them.
+  // kAfterFinalize stops after finalize-isel (pseudo-instructions expanded), kBeforeFinalize just before it
+  // (for kernels LLVM crashes on expanding them).
+  enum class Selection { kNone, kAfterFinalize, kBeforeFinalize };
+  Selection selection = Selection::kNone;
+  // The worker ends after this job, so that the next one starts from the zygote's state: what LLVM does with
+  // a kernel it crashes on can depend on what the process compiled before (a retry, a selection).
+  bool retire_after = false;
 };
 
 std::string encode_job(const Job& job);  // one line, newline included
@@ -70,6 +80,8 @@ struct CompileReport {
   bool from_object = false;            // an object job's report: `undefined` comes from the ELF object
   std::string object_error;            // the object could not be read
   double cpu_ms = 0;                   // CPU time its codegen took (how close it came to its budget)
+  std::vector<std::string> selected;   // selection jobs: the opcodes LLVM selected, in order (a multiset)
+  std::vector<MissingEncoding> unencodable;  // ... those of them with no encoding on the processor
 };
 
 // One declaration resolved (what this LLVM makes of it).

@@ -26,6 +26,22 @@ std::string Outcome::evidence() const {
   return "";
 }
 
+archdb::Cause Outcome::cell_cause() const {
+  switch (cause) {
+    case Cause::kRefusal: return archdb::Cause::kRefusal;
+    case Cause::kDiagnostic: return archdb::Cause::kDiagnostic;
+    case Cause::kUndefinedSymbol: return archdb::Cause::kUndefinedSymbol;
+    case Cause::kFatalError: return archdb::Cause::kFatalError;
+    case Cause::kCrash: return archdb::Cause::kCrash;
+    case Cause::kTimeout: return archdb::Cause::kHang;
+    case Cause::kWorkerEnded: return archdb::Cause::kWorkerEnded;
+    case Cause::kLowered:
+    case Cause::kJobRejected:
+    case Cause::kNoReport: break;
+  }
+  return archdb::Cause::kNone;
+}
+
 std::string Outcome::refusal_key() const { return mask_immediates(evidence()); }
 
 bool Outcome::refuses_the_intrinsic() const {

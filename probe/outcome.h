@@ -36,6 +36,8 @@ struct Outcome {
 
   // The one rendering of the fields as a cell's evidence ("" for ok).
   std::string evidence() const;
+  // The cell's cause, where this outcome decides a cell (kNone for ok and for what is never stored).
+  archdb::Cause cell_cause() const;
   // The evidence with every immediate masked: equal for two attempts refused (or crashed) alike, whatever the
   // immediates they were posed with.
   std::string refusal_key() const;

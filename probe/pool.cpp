@@ -58,7 +58,8 @@ struct WorkerPool::Worker {
   int err_fd = -1;  // its stderr
   std::optional<Job> job;
   bool warming = false;  // its job is the warm-up: nobody waits for it
-  bool dying = false;    // said its last words; takes no more jobs
+  bool used = false;     // it has run a job other than the warm-up
+  bool dying = false;    // said its last words (or retires); takes no more jobs
   std::string buffer;
   Clock::time_point last_activity;
   bool watchdog_killed = false;
@@ -121,6 +122,7 @@ void WorkerPool::assign(Worker& w, Job job) {
   w.watchdog_killed = false;
   w.last_activity = Clock::now();
   std::string line = encode_job(job);
+  w.used = true;
   w.job = std::move(job);
   // A worker that retired between jobs shows as a broken pipe here; its end-of-file gives the job back.
   write_all(w.in_fd, line);
@@ -184,11 +186,18 @@ void WorkerPool::dispatch() {
   // Hand out work: idle workers first (they are warm), then new ones up to the limit.
   for (auto& w : live_) {
     if (pending_.empty() || working() >= workers_) break;
-    if (!w->job && !w->dying) {
-      Job job = std::move(pending_.front());
-      pending_.pop_front();
-      assign(*w, std::move(job));
+    if (w->job || w->dying) continue;
+    if (pending_.front().retire_after && w->used) {
+      // A job that must start from the zygote's state: this worker has a history; it retires (it reads the end
+      // of its input and exits) and a fresh one takes the job.
+      ::close(w->in_fd);
+      w->in_fd = -1;
+      w->dying = true;
+      continue;
     }
+    Job job = std::move(pending_.front());
+    pending_.pop_front();
+    assign(*w, std::move(job));
   }
   auto alive = [&] {
     int n = 0;
@@ -208,6 +217,7 @@ void WorkerPool::dispatch() {
       spawn();
       assign(*live_.back(), *warm_up_);
       live_.back()->warming = true;
+      live_.back()->used = false;
       ++ready;
     }
   }
@@ -233,6 +243,7 @@ void WorkerPool::handle_line(Worker& w, const std::string& line, const Callbacks
     end.how = EndKind::kCompleted;
     Job job = std::move(*w.job);
     w.job.reset();
+    w.dying = job.retire_after;  // it exits after such a job
     callbacks.on_end(job, end);
   } else if (auto* words = std::get_if<LastWords>(&*report)) {
     // Its last words say all there is: hand the job back now rather than after the process is torn

@@ -12,6 +12,7 @@
 #include <optional>
 #include <set>
 
+#include "llvm/llvm_compat.h"
 #include "llvm/toolchain.h"
 #include "probe/asm_text.h"
 #include "probe/decide.h"
@@ -94,6 +95,7 @@ class ProbeRun {
     timed("compile", [&] { compile_phase(); });
     timed("retry+baseline", [&] { retry_and_baseline_phase(); });
     timed("posings", [&] { posing_phase(); });
+    timed("selection", [&] { selection_phase(); });
     timed("object", [&] { object_phase(); });
     ProbeResult result = assemble_column();
     stats_.workers = executor_.workers();
@@ -104,8 +106,6 @@ class ProbeRun {
     if (options_.progress) std::fprintf(stderr, "\r\033[K");
     return result;
   }
-
-  ProbeStats& stats() { return stats_; }
 
  private:
   template <typename Fn>
@@ -137,11 +137,13 @@ class ProbeRun {
     how.retry = retry;
     return how;
   }
-  static CompileHow alone(bool serial, bool retry = true) {
+  // A retry: alone, in a fresh worker, with the retry's budget.
+  static CompileHow alone(bool serial) {
     CompileHow how;
     how.serial = serial;
     how.batch = 1;
-    how.retry = retry;
+    how.retry = true;
+    how.fresh = true;
     return how;
   }
 
@@ -234,13 +236,22 @@ class ProbeRun {
     return it->second;
   }
 
+  // The baseline kernel of a posing, where one was made ("" otherwise).
+  std::string existing_baseline(const KeyState& k, const Posing& posing) const {
+    auto it = baseline_by_signature_.find(baseline_signature(k.resolution.shape, posing));
+    return it == baseline_by_signature_.end() ? "" : it->second;
+  }
+
   // The baseline kernel of `function` on `target`, unless it is compiled (or handed out) already.
   std::optional<Kernel> baseline_kernel(const std::string& target, const std::string& function) {
     if (!baselines_submitted_.insert({target, function}).second) return std::nullopt;
     return kernel(target, function, baseline_ir_.at(function), "");
   }
 
-  static Posing default_posing(const KeyState& k) { return archdb::default_posing(k.resolution.shape, k.resolution.default_imm); }
+  Posing default_posing(const KeyState& k) const {
+    if (options_.call) return probe_posing(k.resolution.shape, *options_.call, k.resolution.default_imm);
+    return archdb::default_posing(k.resolution.shape, k.resolution.default_imm);
+  }
 
   static bool resolved(const KeyState& k) {
     return k.resolved_reported && k.resolution.kind == Resolution::Kind::kResolved;
@@ -372,7 +383,9 @@ class ProbeRun {
           baseline ? lowered_mnemonics(a->report->mnemonics, base->report->mnemonics) : std::vector<std::string>{};
       if (baseline && became.empty())
         return lowering_search(PosingSearch::Why::kNoInstruction, shape, default_posing(k), options_.immarg_sweep);
-      if (!a->report->mc_errors.empty() && !names_missing_instruction(a->report->mc_errors, became))
+      // No posing makes the assembler accept what a processor's every kernel has and it has not (target_defect).
+      if (!a->report->mc_errors.empty() && !names_missing_instruction(a->report->mc_errors, became) &&
+          executor_.target_defect(target).empty())
         return lowering_search(PosingSearch::Why::kRejectedAssembly, shape, default_posing(k), options_.immarg_sweep);
       return nullptr;
     }
@@ -390,6 +403,7 @@ class ProbeRun {
   // Tried in rounds, each open search one posing a round, until one decides it (README "How the probe
   // measures").
   void posing_phase() {
+    if (options_.call) return;  // the call as posed, and no other way
     std::vector<OpenSearch> searches;
     for (size_t i = 0; i < keys_.size(); ++i) {
       if (!resolved(keys_[i])) continue;
@@ -485,7 +499,60 @@ class ProbeRun {
     }
   }
 
-  // ---- phase 5: objects for what the MC assembler rejected ----
+  // ---- phase 5: what LLVM selected, where it crashed after selecting ----
+
+  // The posing of the function that decided a cell: its probe's default, or the posing search's.
+  Posing decided_posing(size_t key, const std::string& target) const {
+    auto solution = solutions_.find({key, target});
+    return solution != solutions_.end() ? solution->second.first : default_posing(keys_[key]);
+  }
+
+  // A crash after instruction selection (branch relaxation, the hazard recognizer, the printer) is often LLVM
+  // selecting an instruction the processor has no encoding for and failing to ask its size: the kernel and its
+  // baseline are compiled again up to the end of selection, and their opcodes judged by LLVM's tables
+  // (encodings.h); where LLVM crashes expanding its pseudo-instructions (finalize-isel), up to just before that.
+  // In fresh workers, so that what is selected does not depend on what ran before.
+  void selection_phase() {
+    std::vector<Kernel> kernels;
+    std::set<std::pair<std::string, std::string>> baselines;
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      const KeyState& k = keys_[i];
+      if (!resolved(k)) continue;
+      for (const auto& target : known_) {
+        std::string fn = lowered_function(i, target);
+        const Attempt* a = find_attempt(target, fn);
+        if (!a) continue;
+        Outcome o = outcome(*a);
+        if (o.status != Status::kToolchainCrash || o.crashed_selecting()) continue;
+        Posing posing = decided_posing(i, target);
+        kernels.push_back(probe_kernel(k, target, selection_of(fn), posing));
+        std::string base = selection_of(baseline_for(k, posing));
+        if (baselines.insert({target, base}).second)
+          kernels.push_back(kernel(target, base, baseline_kernel_ir(base, k.resolution.shape, posing), ""));
+      }
+    }
+    phase_ = "selection";
+    std::vector<Kernel> again;  // a copy of each kernel, should LLVM crash expanding its pseudo-instructions
+    for (const Kernel& k : kernels) again.push_back(k);
+    compile({{std::move(kernels), selecting(Job::Selection::kAfterFinalize)}});
+    std::vector<Kernel> before;
+    for (Kernel& k : again)
+      if (find_attempt(k.target, k.function)->death) before.push_back(std::move(k));
+    compile({{std::move(before), selecting(Job::Selection::kBeforeFinalize)}});
+  }
+
+  // Large batches: each job is a fork of its own, and a selection rarely kills its worker.
+  static CompileHow selecting(Job::Selection selection) {
+    CompileHow how;
+    how.batch = 64;
+    how.selection = selection;
+    how.fresh = true;
+    return how;
+  }
+
+  static std::string selection_of(const std::string& function) { return function + "_sel"; }
+
+  // ---- phase 6: objects for what the MC assembler rejected ----
 
   // The function that lowered a cell: its probe, or the posing that decided it.
   std::string lowered_function(size_t key, const std::string& target) const {
@@ -502,14 +569,31 @@ class ProbeRun {
         std::string fn = lowered_function(i, target);
         const Attempt* a = find_attempt(target, fn);
         if (!a || outcome(*a).status != Status::kOk || a->report->mc_errors.empty()) continue;
-        Posing posing = fn == k.function ? default_posing(k) : solutions_.at({i, target}).first;
-        kernels.push_back(probe_kernel(k, target, fn + "_obj", posing));
+        if (!executor_.target_defect(target).empty()) continue;  // no object decides there (decide.h)
+        kernels.push_back(probe_kernel(k, target, fn + "_obj", decided_posing(i, target)));
       }
     }
     phase_ = "objects";
     CompileHow objects = batches();
     objects.emit_object = true;
     compile({{std::move(kernels), objects}});
+  }
+
+  // ---- LLVM's own declaration (LLVM 23 on), beside what was measured ----
+
+  std::optional<DeclaredSupport> declared_support(const KeyState& k, const std::string& target) const {
+    if (!compat::declares_intrinsic_features() || !resolved(k)) return std::nullopt;
+    llvm::Intrinsic::ID id = compat::lookup_intrinsic_id(k.resolution.intrinsic);
+    if (id == llvm::Intrinsic::not_intrinsic) return std::nullopt;
+    std::optional<std::string> expression = compat::required_target_features(id);
+    if (!expression) return std::nullopt;
+    auto& subtarget = subtargets_[target];
+    if (!subtarget)
+      subtarget.reset(compat::create_subtarget_info(amdgpu_target(), amdgpu_triple(), target_processor(target),
+                                                    target_features(target)));
+    std::optional<bool> holds = subtarget ? compat::satisfies_features(*subtarget, *expression) : std::nullopt;
+    if (!holds) return std::nullopt;
+    return DeclaredSupport{*expression, *holds};
   }
 
   // ---- the column ----
@@ -552,10 +636,16 @@ class ProbeRun {
     if (solution != solutions_.end()) {
       in.solution = solution->second.first;
       in.solution_attempt = find_attempt(target, solution->second.second);
-      in.solution_baseline = find_attempt(target, baseline_by_signature_.at(baseline_signature(k.resolution.shape, *in.solution)));
+      in.solution_baseline = find_attempt(target, existing_baseline(k, *in.solution));
     }
     in.baseline = find_attempt(target, k.baseline);
     in.object = find_attempt(target, lowered_function(key, target) + "_obj");
+    in.selection = find_attempt(target, selection_of(lowered_function(key, target)));
+    in.baseline_selection = find_attempt(target, selection_of(existing_baseline(k, decided_posing(key, target))));
+    if (in.target_known) {
+      in.target_defect = executor_.target_defect(target);
+      in.declared = declared_support(k, target);
+    }
     return decide_cell(in);
   }
 
@@ -575,6 +665,7 @@ class ProbeRun {
   std::set<std::pair<std::string, std::string>> baselines_submitted_;  // (target, baseline function)
   ProbeStats stats_;
   const char* phase_ = "probing";
+  mutable std::map<std::string, std::unique_ptr<llvm::MCSubtargetInfo>> subtargets_;  // for LLVM's declarations
 };
 
 ExecutorOptions executor_options(const ProbeOptions& options, const std::vector<std::string>& targets) {

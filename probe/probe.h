@@ -42,6 +42,9 @@ struct ProbeOptions {
   // default the worker reports it and goes on with its other kernels. Strict isolation ends the worker
   // on every fatal error instead; the column is the same, only slower.
   bool strict_isolation = false;
+  // A call to measure exactly as posed (a check's, on demand): every key's probe kernel poses it so, and no
+  // other posing is tried; nullopt: the default posing, then the posing search.
+  std::optional<CallPosing> call;
   // Retry crashes on the parallel workers (each alone in its job) instead of one at a time; timeouts are
   // still retried one at a time with nothing else running. The answers are the same; the census uses it.
   bool parallel_crash_retries = false;

@@ -82,19 +82,16 @@ std::string divergent(const std::string& type, size_t i, std::string& body) {
   return a;
 }
 
-// An image intrinsic's descriptors — its resource and sampler, the `<8 x i32>` and `<4 x i32>` operands the
-// trailing immediates follow (coordinates and data come before them) — are uniform in every kernel: a divergent
-// one makes LLVM wrap the call in a loop over the lanes' descriptors (v_readfirstlane ... s_cbranch_execnz).
+// Whether the probe passes operand `i` as the kernel receives it even when it makes data divergent: anything
+// that is not data a lane holds (db/column.h, is_data_operand) — pointers, an image intrinsic's descriptors.
 bool passed_uniform(const ProbeShape& shape, size_t i) {
-  if (shape.callee.rfind("llvm.amdgcn.image.", 0) != 0) return false;
-  size_t at = shape.params.size();
-  while (at > 0 && (shape.params[at - 1].immarg || shape.params[at - 1].type == "metadata")) --at;
-  for (; at > 0; --at) {
-    const std::string& type = shape.params[at - 1].type;
-    if (shape.params[at - 1].immarg || (type != "<8 x i32>" && type != "<4 x i32>")) break;
-    if (at - 1 == i) return true;
+  std::vector<std::string> types;
+  std::vector<bool> immarg;
+  for (const auto& p : shape.params) {
+    types.push_back(p.type);
+    immarg.push_back(p.immarg);
   }
-  return false;
+  return !is_data_operand(shape.callee, types, immarg, i);
 }
 
 // The value the call (or the baseline) passes for ordinary operand %a<i>.
@@ -153,13 +150,25 @@ std::string Posing::describe(const Posing& base) const {
 
 std::string quote_ir_name(const std::string& name) { return "@\"" + name + "\""; }
 
+CallPosing call_posing(const ProbeShape& shape, const Posing& posing) {
+  CallPosing call;
+  call.imm = posing.imm;
+  if (has_divergent_operand(shape)) call.uniform = posing.uniform;
+  if (shape.return_type != "void") call.result_used = !posing.result_unused;
+  return call;
+}
+
+Posing probe_posing(const ProbeShape& shape, const CallPosing& call, int64_t default_imm) {
+  Posing p = default_posing(shape, default_imm);
+  if (call.imm.size() == p.imm.size()) p.imm = call.imm;
+  if (call.uniform) p.uniform = *call.uniform;
+  if (call.result_used) p.result_unused = !*call.result_used;
+  return p;
+}
+
 bool has_divergent_operand(const ProbeShape& shape) {
-  for (size_t i = 0; i < shape.params.size(); ++i) {
-    const Operand& p = shape.params[i];
-    if (p.immarg || p.type == "metadata" || passed_uniform(shape, i)) continue;
-    std::string body;
-    if (divergent(p.type, i, body) != "%a" + std::to_string(i)) return true;
-  }
+  for (size_t i = 0; i < shape.params.size(); ++i)
+    if (!passed_uniform(shape, i)) return true;
   return false;
 }
 

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "db/column.h"
+
 namespace archdb {
 
 struct Operand {
@@ -76,6 +78,10 @@ std::string baseline_kernel_ir(const std::string& function_name, const ProbeShap
 std::string quote_ir_name(const std::string& name);
 // Whether the probe kernel makes any operand divergent (an integer or floating-point scalar or vector).
 bool has_divergent_operand(const ProbeShape& shape);
+// A posing of `shape` as the data contract states it (db/column.h): what does not apply to the intrinsic left out.
+CallPosing call_posing(const ProbeShape& shape, const Posing& posing);
+// The posing of a probe kernel that poses the call as `call` says (what it leaves out, the default's).
+Posing probe_posing(const ProbeShape& shape, const CallPosing& call, int64_t default_imm);
 // The declaration every probe and baseline kernel needs (for the work-item id), spelt as a catalog entry
 // for it would be, so that one module may hold both.
 constexpr const char* kProbeSupportDeclare = "declare i32 @\"llvm.amdgcn.workitem.id.x\"()";

@@ -15,6 +15,11 @@
 #include <set>
 
 #include <llvm/AsmParser/Parser.h>
+#include <llvm/CodeGen/MachineFunction.h>
+#include <llvm/CodeGen/MachineFunctionPass.h>
+#include <llvm/CodeGen/Passes.h>
+#include <llvm/CodeGen/TargetInstrInfo.h>
+#include <llvm/CodeGen/TargetSubtargetInfo.h>
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/IR/LLVMContext.h>
@@ -31,6 +36,7 @@
 #include "probe/asm_text.h"
 #include "probe/classify.h"
 #include "probe/assemble.h"
+#include "probe/encodings.h"
 #include "llvm/llvm_compat.h"
 #include "probe/resolve.h"
 #include "probe/synth.h"
@@ -377,6 +383,57 @@ class ReportFunctionPass : public llvm::FunctionPass {
 };
 char ReportFunctionPass::ID = 0;
 
+// Select-only jobs: runs where codegen stops, once per function, with the function as LLVM selected it; reports
+// its opcodes and which of them have no encoding on the processor (encodings.h).
+class ReportSelectionPass : public llvm::MachineFunctionPass {
+ public:
+  static char ID;
+  ReportSelectionPass(const Job& job, EncodingCheck& encodings, DiagnosticState& diagnostics)
+      : llvm::MachineFunctionPass(ID), encodings_(encodings), diagnostics_(diagnostics) {
+    for (const auto& item : job.items) ids_[item.function] = item.id;
+  }
+
+  llvm::StringRef getPassName() const override { return "archdb: report selection"; }
+
+  bool runOnMachineFunction(llvm::MachineFunction& mf) override {
+    std::string name = mf.getName().str();
+    const llvm::TargetInstrInfo* instructions = mf.getSubtarget().getInstrInfo();
+    CompileReport report;
+    report.id = ids_.count(name) ? ids_[name] : -1;
+    report.function = name;
+    std::set<std::string> asked;
+    for (const llvm::MachineBasicBlock& block : mf)
+      for (const llvm::MachineInstr& mi : block) {
+        if (mi.isDebugInstr()) continue;
+        std::string opcode = instructions->getName(mi.getOpcode()).str();
+        report.selected.push_back(opcode);
+        if (!asked.insert(opcode).second) continue;
+        if (auto missing = encodings_.missing(opcode)) report.unencodable.push_back(*missing);
+      }
+    auto diag = diagnostics_.first_error.find(name);
+    if (diag != diagnostics_.first_error.end()) report.error = diag->second;
+    report.cpu_ms = budget_spent_ms();
+    g_finished->insert(name);
+    send(report);
+    arm_budgets();
+    return false;
+  }
+
+ private:
+  EncodingCheck& encodings_;
+  DiagnosticState& diagnostics_;
+  std::map<std::string, int> ids_;
+};
+char ReportSelectionPass::ID = 0;
+
+// One processor's encoding checks, made when a select-only job first needs them (each asks its assembler).
+EncodingCheck& encoding_check(const TargetResources& resources) {
+  static std::map<const Assembler*, std::unique_ptr<EncodingCheck>> checks;
+  auto& check = checks[resources.assembler];
+  if (!check) check = std::make_unique<EncodingCheck>(*resources.encodings, *resources.assembler);
+  return *check;
+}
+
 // Reports each of the `pending` unfinished kernels of an object job from the one object codegen wrote for them
 // all. Returns false, having reported nothing, when an undefined symbol cannot be told to be one kernel's (see
 // undefined_symbols_by_function).
@@ -445,12 +502,22 @@ CompileEnd compile_remaining(const Job& job, const TargetResources& resources, s
   auto* stream = new llvm::raw_svector_ostream(*assembly);  // unbuffered: a function's text is in place when it ends
   auto* passes = new llvm::legacy::PassManager;
   if (!job.hang_function.empty()) passes->add(new InjectedHangPass(job.hang_function));
-  auto file_type = job.emit_object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
-  if (resources.machine->addPassesToEmitFile(*passes, *stream, nullptr, file_type)) {
-    send(JobError{"this LLVM cannot emit AMDGPU assembly"});
-    ::_exit(kWorkerExitJobError);
+  if (job.selection != Job::Selection::kNone) {
+    bool before = job.selection == Job::Selection::kBeforeFinalize;
+    if (!resources.encodings || !compat::add_passes_until(*resources.machine, *passes, "finalize-isel", before)) {
+      send(JobError{"this LLVM cannot stop AMDGPU codegen after instruction selection"});
+      ::_exit(kWorkerExitJobError);
+    }
+    passes->add(new ReportSelectionPass(job, encoding_check(resources), *diagnostics));
+    passes->add(llvm::createFreeMachineFunctionPass());
+  } else {
+    auto file_type = job.emit_object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
+    if (resources.machine->addPassesToEmitFile(*passes, *stream, nullptr, file_type)) {
+      send(JobError{"this LLVM cannot emit AMDGPU assembly"});
+      ::_exit(kWorkerExitJobError);
+    }
+    passes->add(new ReportFunctionPass(job, *assembly, *resources.assembler, *diagnostics));
   }
-  passes->add(new ReportFunctionPass(job, *assembly, *resources.assembler, *diagnostics));
 
   const void* stack = llvm::SavePrettyStackState();
   llvm::CrashRecoveryContext recovery;
@@ -533,8 +600,9 @@ void run_compile(const Job& job, const TargetResources& resources) {
       run_compile(job, it->second);
     }
     send(JobDone{});
-    // Every unwound compile was abandoned, not freed: retire before that adds up.
-    if (g_abandoned >= kMaxAbandonedCompiles) ::_exit(0);
+    // Every unwound compile was abandoned, not freed: retire before that adds up. A job that asks for it ends
+    // the worker too, so that none runs after it in this process.
+    if (g_abandoned >= kMaxAbandonedCompiles || job.retire_after) ::_exit(0);
   }
 }
 

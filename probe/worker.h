@@ -15,11 +15,13 @@ class TargetMachine;
 namespace archdb {
 
 class Assembler;
+class EncodingTable;
 
 // What a compile job needs for its processor, built once in the parent and inherited through fork.
 struct TargetResources {
   llvm::TargetMachine* machine = nullptr;
   const Assembler* assembler = nullptr;
+  const EncodingTable* encodings = nullptr;  // every processor's: which real instructions an opcode has
 };
 
 // Never returns. Reads jobs from `in_fd` until it closes (or the worker retires, having abandoned enough

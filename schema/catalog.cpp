@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <string_view>
 
 #include "support/error.h"
 #include "support/files.h"
@@ -158,6 +159,20 @@ std::vector<std::string> Catalog::keys() const {
   std::sort(k.begin(), k.end());
   return k;
 }
+
+bool names_intrinsic(const std::string& name) {
+  return name.rfind("llvm.amdgcn.", 0) == 0 && name.size() > 12 && is_valid_key(name);
+}
+
+bool names_builtin(const std::string& name) {
+  constexpr std::string_view kPrefix = "__builtin_amdgcn_";
+  if (name.size() <= kPrefix.size() || name.compare(0, kPrefix.size(), kPrefix) != 0) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+bool names_uncatalogued(const std::string& name) { return names_intrinsic(name) || names_builtin(name); }
 
 bool is_valid_key(const std::string& key) {
   if (key.empty() || key.front() == '.' || key.back() == '.') return false;

@@ -51,6 +51,15 @@ std::string catalog_from_peer_decls(const std::string& table, const std::string&
 
 // Key syntax: dot-separated segments of [a-z0-9_-], e.g. "mfma.f32.4x4x4bf16.1k".
 bool is_valid_key(const std::string& key);
+// A name a check takes where it takes a catalog key (README "The checker"): an llvm.amdgcn.* intrinsic, answered
+// from the census or measured on demand, with no catalog entry.
+bool names_intrinsic(const std::string& name);
+// A clang builtin of the target (__builtin_amdgcn_*), taken where a catalog key goes: answered through the front-end
+// axis (db/frontend.h), by the catalog key whose builtin it is.
+bool names_builtin(const std::string& name);
+// What a check takes besides catalog keys: an intrinsic or a builtin name (the one test every reader of keys uses).
+bool names_uncatalogued(const std::string& name);
+constexpr const char* kUncataloguedNames = "an llvm.amdgcn.* intrinsic or a __builtin_amdgcn_* builtin";
 // Flavor syntax: "llvm" followed by the LLVM major, e.g. "llvm22".
 bool is_valid_flavor(const std::string& flavor);
 

@@ -815,7 +815,8 @@ Reply Api::check(const Request& r) const {
   // Said here rather than by the checker, whose message names the catalog's file: a response names no path
   // of this machine.
   for (const auto& k : in.keys)
-    if (!schema_->catalog.find(k)) fail(400, unknown_key_message(*schema_, k, "not in the catalog"));
+    if (!schema_->catalog.find(k) && !names_uncatalogued(k))
+      fail(400, unknown_key_message(*schema_, k, std::string("neither in the catalog nor ") + kUncataloguedNames));
 
   CheckRequest request;
   request.flavor = in.flavor;
@@ -837,10 +838,7 @@ Reply Api::check(const Request& r) const {
       throw;
     }
     release_compute();
-    request.intrinsics = uses.target_intrinsics;
-    request.generic_intrinsics = uses.generic_intrinsics;
-    request.added_features = uses.added_features;
-    request.declared_only = uses.declared_only;
+    add_ir_uses(request, uses);
     kernels = uses.kernels;
     if (request.subject.empty() && kernels.size() == 1) request.subject = kernels.front();
   } else if (request.keys.empty() && request.intrinsics.empty()) {

@@ -32,9 +32,9 @@ void fingerprint_cell(std::string& out, const Cell& c) {
   out += '\x1f';
   for (const auto& m : c.lowered_to) out += m + ' ';
   out += '\x1f';
-  if (c.imm) out += std::to_string(*c.imm);
+  if (c.posed) out += posing_to_json(*c.posed).dump();
   out += '\x1f';
-  out += c.posing;
+  out += std::string(cause_name(c.cause));
   out += '\x1f';
   out += c.mc_check;
   out += '\x1f';
@@ -110,6 +110,13 @@ std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema
             for (uint16_t t : g.targets) fingerprint += census.processors[t] + ',';
             fingerprint += '\n';
           }
+      // Cells earlier checks measured on demand answer here as on the command line (which stores them).
+      auto on_demand = std::make_shared<OnDemandCells>(load_on_demand_cells(store, row.name));
+      for (const auto& [at, c] : on_demand->cells) {
+        fingerprint += "on demand " + std::get<2>(at) + '\x1e';
+        fingerprint_cell(fingerprint, c);
+      }
+      fd->index.on_demand = std::move(on_demand);
     }
     fd->provenance = nlohmann::ordered_json::parse(row.provenance, nullptr, /*allow_exceptions=*/false);
     if (fd->provenance.is_discarded()) fd->provenance = row.provenance;

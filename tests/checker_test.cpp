@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "checker/checker.h"
+#include "checker/hip_source.h"
 #include "checker/ir_uses.h"
 #include "llvm/toolchain.h"
 #include "checker/manifest.h"
@@ -47,6 +48,8 @@ class CheckerTest : public ::testing::Test {
     dir_ = new test::TempDir();
     store_ = Store::open(*dir_ / "db.sqlite").release();
     sync_store_from_data(*store_, test::source_dir() / "data");
+    sync_census_from_data(*store_, test::source_dir() / "data");
+    sync_frontend_from_data(*store_, test::source_dir() / "data");
   }
   static void TearDownTestSuite() {
     delete store_;
@@ -92,12 +95,14 @@ TEST_F(CheckerTest, MfmaAtomClearedOnCdnaRefusedOnRdnaWithTheBackendsWords) {
 }
 
 TEST_F(CheckerTest, NonAnswersWithholdClearanceButNeverRefuse) {
-  // s.barrier.signal crashes LLVM 22's branch relaxation on gfx942: no answer, so no verdict either way.
-  CheckResult crash = checker().check(keys("gfx942", {"workitem.x", "s.barrier.signal"}));
+  // LLVM 22 crashes printing end.cf's i32 mask on the wave64 gfx942 (the census's cell, named as a key): no
+  // answer, so no verdict either way.
+  CheckResult crash = checker().check(keys("gfx942", {"workitem.x", "llvm.amdgcn.end.cf.i32"}));
   EXPECT_EQ(crash.verdict, Verdict::kUnvalidated);
   EXPECT_EQ(crash.items[1].status, "toolchain_crash");
+  EXPECT_EQ(crash.items[1].source, "census");
   // One "no" decides even beside an unknown.
-  CheckResult both = checker().check(keys("gfx1201", {"s.barrier.signal", "mfma.f32.4x4x4bf16.1k"}));
+  CheckResult both = checker().check(keys("gfx942", {"llvm.amdgcn.end.cf.i32", "s.barrier.signal"}));
   EXPECT_EQ(both.verdict, Verdict::kRefused);
   // A processor LLVM 19 does not know is no opinion about it.
   CheckResult unknown_cpu = checker().check(keys("gfx950", {"mfma.f32.4x4x4bf16.1k"}, "llvm19"));
@@ -178,7 +183,7 @@ define amdgpu_kernel void @k(ptr addrspace(1) %p) {
 })",
                                "k.ll");
   CheckRequest r;
-  r.flavor = "llvm22";
+  r.flavor = "llvm21";  // a column without a census: nothing lists llvm21's intrinsics (llvm22's census would)
   r.target = "gfx90a";
   r.intrinsics = uses.target_intrinsics;
   CheckResult result = checker().check(r);
@@ -340,7 +345,7 @@ TEST_F(CheckCli, ExitCodesSayClearedRefusedUnvalidatedOrError) {
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_NE(refused.out.find("refused: (keys) on gfx1201 (llvm22): mfma.f32.4x4x4bf16.1k is arch_absent"), std::string::npos)
       << refused.out;
-  EXPECT_EQ(check({"--target", "gfx942", "--flavor", "llvm22", "--keys", "s.barrier.signal"}).exit_code, 2);
+  EXPECT_EQ(check({"--target", "gfx942", "--flavor", "llvm22", "--keys", "llvm.amdgcn.end.cf.i32"}).exit_code, 2);
   EXPECT_EQ(check({"--target", "gfx90a", "--flavor", "llvm20", "--keys", "workitem.x"}).exit_code, 2);
   auto unknown = check({"--target", "gfx9999", "--flavor", "llvm22", "--keys", "workitem.x"});
   EXPECT_EQ(unknown.exit_code, 3);
@@ -735,6 +740,236 @@ TEST_F(CheckCli, ACensusProcessorThroughTheCommandLine) {
   EXPECT_EQ(llvm19.err.find("census"), std::string::npos) << llvm19.err;
 }
 
+
+}  // namespace
+}  // namespace archdb
+
+namespace archdb {
+namespace {
+
+// A kernel's call of the gfx908 buffer atomic, its result stored (`use`) or left unused, its data `divergent`
+// (mixed with the work-item id) or a kernel argument (uniform).
+std::string fadd_kernel(bool use, bool divergent) {
+  std::string ir =
+      "declare float @llvm.amdgcn.raw.ptr.buffer.atomic.fadd.f32(float, ptr addrspace(8), i32, i32, i32 immarg)\n"
+      "declare i32 @llvm.amdgcn.workitem.id.x()\n"
+      "define amdgpu_kernel void @accumulate(ptr addrspace(8) %rsrc, ptr addrspace(1) %out, float %v) #0 {\n"
+      "  %id = call i32 @llvm.amdgcn.workitem.id.x()\n";
+  ir += divergent ? "  %f = sitofp i32 %id to float\n  %x = fadd float %v, %f\n" : "  %x = fadd float %v, 1.0\n";
+  ir += "  %old = call float @llvm.amdgcn.raw.ptr.buffer.atomic.fadd.f32(float %x, ptr addrspace(8) %rsrc, i32 0, i32 0, i32 0)\n";
+  if (use) ir += "  store float %old, ptr addrspace(1) %out\n";
+  ir += "  ret void\n}\nattributes #0 = { \"target-cpu\"=\"gfx908\" }\n";
+  return ir;
+}
+
+TEST(IrUses, EachCallIsPosedAsTheKernelCallsIt) {
+  IrUses used = scan_ir_buffer(fadd_kernel(true, true), "used.ll");
+  ASSERT_EQ(used.calls.size(), 2u);  // the atomic, and the work-item id
+  const IrCall& fadd = used.calls[0];
+  EXPECT_EQ(fadd.intrinsic, "llvm.amdgcn.raw.ptr.buffer.atomic.fadd.f32");
+  ASSERT_TRUE(fadd.posed);
+  EXPECT_EQ(fadd.posed->imm, std::vector<int64_t>{0});
+  EXPECT_EQ(fadd.posed->uniform, std::optional<bool>(false));  // its data mixes in the work-item id
+  EXPECT_EQ(fadd.posed->result_used, std::optional<bool>(true));
+  IrUses unused = scan_ir_buffer(fadd_kernel(false, false), "unused.ll");
+  EXPECT_EQ(unused.calls[0].posed->result_used, std::optional<bool>(false));
+  EXPECT_EQ(unused.calls[0].posed->uniform, std::optional<bool>(true));  // LLVM's uniformity analysis: a kernel argument
+}
+
+TEST(PosingDifference, ACellAnswersOnlyTheCallItWasPosedAs) {
+  Cell ok;
+  ok.status = Status::kOk;
+  ok.posed = CallPosing{{0}, false, false};  // lowered with its result unused, data divergent
+  CallPosing call{{0}, false, true};
+  ASSERT_TRUE(posing_difference(ok, call));
+  EXPECT_EQ(*posing_difference(ok, call), "the cell holds for the result unused; this call uses it");
+  call.result_used = false;
+  EXPECT_FALSE(posing_difference(ok, call));
+  call.uniform = true;  // divergent data lowered: uniform data does too
+  EXPECT_FALSE(posing_difference(ok, call));
+  call.imm = {1};
+  EXPECT_EQ(*posing_difference(ok, call), "the cell was posed with immediate 0; this call passes 1");
+  Cell returning = ok;
+  returning.posed = CallPosing{{0}, true, true};  // lowered with its result used, operands uniform
+  EXPECT_FALSE(posing_difference(returning, CallPosing{{0}, true, false}));  // the returning form serves
+  EXPECT_EQ(*posing_difference(returning, CallPosing{{0}, false, true}),
+            "the cell holds for uniform operands; this call's are divergent");
+  // Every fair way was refused: a refusal answers any call.
+  Cell refused = ok;
+  refused.status = Status::kArchAbsent;
+  EXPECT_FALSE(posing_difference(refused, CallPosing{{16}, false, true}));
+  // A non-answer holds only for its own posing: another may be answered.
+  Cell crash = ok;
+  crash.status = Status::kToolchainCrash;
+  EXPECT_TRUE(posing_difference(crash, CallPosing{{0}, false, true}));
+  EXPECT_FALSE(posing_difference(crash, CallPosing{{0}, false, false}));
+}
+
+TEST_F(CheckerTest, AKernelThatUsesTheResultIsNotClearedByACellPosedWithTheResultUnused) {
+  // LLVM 22 lowers raw.ptr.buffer.atomic.fadd.f32 on gfx908 only with its result unused (the committed cell says
+  // so); a kernel that stores the old value is another call, which nothing here measures (no measurer).
+  for (bool use : {true, false}) {
+    CheckRequest r;
+    r.flavor = "llvm22";
+    r.target = "gfx908";
+    add_ir_uses(r, scan_ir_buffer(fadd_kernel(use, true), "k.ll"));
+    CheckResult result = checker().check(r);
+    const CheckItem& fadd = result.items.front();
+    ASSERT_EQ(fadd.intrinsic, "llvm.amdgcn.raw.ptr.buffer.atomic.fadd.f32");
+    ASSERT_TRUE(fadd.call);
+    if (use) {
+      EXPECT_EQ(fadd.status, "no_answer") << fadd.evidence;
+      EXPECT_EQ(fadd.evidence.rfind("the cell holds for the result unused; this call uses it", 0), 0u) << fadd.evidence;
+      EXPECT_EQ(result.verdict, Verdict::kUnvalidated);
+    } else {
+      EXPECT_EQ(fadd.status, "ok") << fadd.evidence;
+      EXPECT_EQ(fadd.key, "raw.ptr.buffer.atomic.fadd.f32");
+      EXPECT_EQ(result.verdict, Verdict::kCleared);
+    }
+  }
+}
+
+TEST_F(CheckCli, ACallPosedOtherwiseThanItsCellIsMeasuredAsTheKernelCallsIt) {
+  if (linked_toolchain().flavor() != "llvm22") GTEST_SKIP() << "measures on demand with the flavor's own LLVM";
+  test::write(dir / "used.ll", fadd_kernel(true, true));
+  auto used = check({"--target", "gfx908", "--flavor", "llvm22", "--json", (dir / "used.ll").string()});
+  EXPECT_EQ(used.exit_code, 1) << used.out << used.err;  // llc-22 cannot select BUFFER_ATOMIC_ADD_F32 returning
+  auto j = nlohmann::json::parse(used.out);
+  EXPECT_EQ(j["items"][0]["status"], "arch_absent") << used.out;
+  EXPECT_EQ(j["items"][0]["source"], "on_demand");
+  EXPECT_EQ(j["items"][0]["call"]["result"], "used");
+  EXPECT_EQ(j["items"][0]["posed"]["result"], "used");  // the cell answers exactly this call
+  // The next check reads the stored cell (and says so) without measuring.
+  auto again = check({"--target", "gfx908", "--flavor", "llvm22", "--json", (dir / "used.ll").string()});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_EQ(nlohmann::json::parse(again.out)["items"][0]["source"], "on_demand");
+  test::write(dir / "unused.ll", fadd_kernel(false, true));
+  EXPECT_EQ(check({"--target", "gfx908", "--flavor", "llvm22", (dir / "unused.ll").string()}).exit_code, 0);
+}
+
+// ---- the front end's half: clang's answers for calls made through it ----
+
+TEST_F(CheckerTest, AManifestsKeyWhoseBuiltinClangRefusesIsRefusedByTheFrontEnd) {
+  CheckRequest hip = keys("gfx90a", {"amdgcn.cvt.f32.bf8"});
+  hip.through_frontend = true;
+  CheckResult r = checker().check(hip);
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.verdict, Verdict::kRefused);
+  EXPECT_EQ(r.items[0].source, "frontend");
+  EXPECT_EQ(r.items[0].intrinsic, "__builtin_amdgcn_cvt_f32_bf8");
+  EXPECT_NE(r.items[0].evidence.find("needs target feature fp8-conversion-insts"), std::string::npos) << r.items[0].evidence;
+  // Called as IR (not through clang), the back end's cell answers.
+  EXPECT_EQ(checker().check(keys("gfx90a", {"amdgcn.cvt.f32.bf8"})).items[0].source, "measured");
+  // Where clang accepts it, the back end decides.
+  hip.target = "gfx942";
+  EXPECT_EQ(checker().check(hip).items[0].source, "measured");
+}
+
+TEST_F(CheckerTest, ABuiltinRefusedForAnotherCallOfItsIntrinsicDoesNotRefuseTheKey) {
+  // The front-end axis poses ballot.i64's intrinsic with __builtin_amdgcn_ballot_w32, which emits ballot.i32 and
+  // which clang refuses on wave64 processors: that is not the key's call, and the back end answers.
+  CheckRequest hip = keys("gfx942", {"ballot.i64"});
+  hip.through_frontend = true;
+  CheckResult r = checker().check(hip);
+  ASSERT_EQ(r.items.size(), 1u);
+  EXPECT_EQ(r.items[0].source, "measured") << r.items[0].evidence;
+  EXPECT_EQ(r.verdict, Verdict::kCleared);
+}
+
+TEST_F(CheckerTest, ABuiltinNamedAsAKeyIsAnsweredByClangThenByItsKeysCells) {
+  CheckResult refused = checker().check(keys("gfx90a", {"__builtin_amdgcn_cvt_f32_bf8"}));
+  EXPECT_EQ(refused.verdict, Verdict::kRefused);
+  EXPECT_EQ(refused.items[0].source, "frontend");
+  EXPECT_EQ(refused.items[0].key, "amdgcn.cvt.f32.bf8");
+  CheckResult cleared = checker().check(keys("gfx942", {"__builtin_amdgcn_cvt_f32_bf8"}));
+  EXPECT_EQ(cleared.verdict, Verdict::kCleared);
+  EXPECT_EQ(cleared.items[0].key, "amdgcn.cvt.f32.bf8");
+  CheckResult unknown = checker().check(keys("gfx942", {"__builtin_amdgcn_no_such_thing"}));
+  EXPECT_EQ(unknown.verdict, Verdict::kUnvalidated);
+  EXPECT_NE(unknown.items[0].evidence.find("front-end axis"), std::string::npos) << unknown.items[0].evidence;
+}
+
+TEST(HipSource, ClangsRefusalsOfBuiltinsAreReadFromItsOwnWords) {
+  const std::string clang = clang_for_flavor(linked_toolchain().flavor(), "");
+  if (clang.empty()) GTEST_SKIP() << "needs the flavor's clang";
+  test::TempDir dir;
+  const std::string source = (dir / "k.hip").string();
+  test::write(source,
+              "extern \"C\" __attribute__((global)) void k(int* out, int a, int b, int c) {\n"
+              "  out[0] = __builtin_amdgcn_sdot4(a, b, c, false);\n"
+              "}\n");
+  HipCompile refused = compile_hip(clang, source, "gfx1100", {});
+  ASSERT_EQ(refused.refused.size(), 1u);
+  EXPECT_EQ(refused.refused[0].builtin, "__builtin_amdgcn_sdot4");
+  EXPECT_FALSE(refused.refused[0].unknown);
+  EXPECT_NE(refused.refused[0].diagnostic.find("needs target feature dot1-insts"), std::string::npos);
+  EXPECT_TRUE(refused.ir.empty());
+  HipCompile accepted = compile_hip(clang, source, "gfx906", {});
+  EXPECT_TRUE(accepted.refused.empty());
+  EXPECT_NE(accepted.ir.find("@llvm.amdgcn.sdot4("), std::string::npos);
+  // A builtin this clang does not have is a refusal too; another error is the source's, naming the file.
+  test::write(source, "extern \"C\" __attribute__((global)) void k(int* o) { o[0] = __builtin_amdgcn_nosuch(1); }\n");
+  HipCompile unknown = compile_hip(clang, source, "gfx942", {});
+  ASSERT_EQ(unknown.refused.size(), 1u);
+  EXPECT_TRUE(unknown.refused[0].unknown);
+  EXPECT_EQ(unknown.refused[0].diagnostic.find("did you mean"), std::string::npos) << unknown.refused[0].diagnostic;
+  test::write(source, "this is not C++\n");
+  try {
+    compile_hip(clang, source, "gfx942", {});
+    ADD_FAILURE() << "a broken source compiled";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(source + ": clang", 0), 0u) << e.what();
+  }
+}
+
+TEST(HipSource, TheBuiltinsASourceNamesAndItsCommand) {
+  EXPECT_EQ(builtins_named("x = __builtin_amdgcn_sdot4(a); y = __builtin_amdgcn_s_sleep(1); __builtin_amdgcn_sdot4"),
+            (std::vector<std::string>{"__builtin_amdgcn_s_sleep", "__builtin_amdgcn_sdot4"}));
+  std::vector<std::string> w64 = hip_device_command("clang", "gfx1100:+wavefrontsize64,-wavefrontsize32", "k.hip", "o.ll", {});
+  EXPECT_NE(std::find(w64.begin(), w64.end(), "-mwavefrontsize64"), w64.end());
+  EXPECT_NE(std::find(w64.begin(), w64.end(), "--offload-arch=gfx1100"), w64.end());
+  EXPECT_THROW(hip_device_command("clang", "gfx942:+xnack", "k.hip", "o.ll", {}), Error);
+  EXPECT_TRUE(is_hip_source("a/k.hip"));
+  EXPECT_FALSE(is_hip_source("a/k.ll"));
+}
+
+TEST_F(CheckCli, AHipKernelIsAskedOfClangThenItsIrOfTheBackEnd) {
+  if (clang_for_flavor(linked_toolchain().flavor(), "").empty()) GTEST_SKIP() << "needs the flavor's clang";
+  const std::string flavor = linked_toolchain().flavor();
+  test::write(dir / "dot.hip",
+              "extern \"C\" __attribute__((global)) void k(int* out, int a, int b, int c) {\n"
+              "  out[0] = __builtin_amdgcn_sdot4(a, b, c, false);\n"
+              "}\n");
+  auto refused = check({"--target", "gfx1100", "--flavor", flavor, "--json", (dir / "dot.hip").string()});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  auto j = nlohmann::json::parse(refused.out);
+  EXPECT_EQ(j["items"][0]["intrinsic"], "__builtin_amdgcn_sdot4");
+  EXPECT_EQ(j["items"][0]["source"], "frontend");
+  EXPECT_NE(j["message"].get<std::string>().find("needs target feature dot1-insts"), std::string::npos) << j["message"];
+  // On gfx906 clang accepts it, and the IR it makes is checked: llvm.amdgcn.sdot4 lowers there.
+  auto cleared = check({"--target", "gfx906", "--flavor", flavor, "--json", (dir / "dot.hip").string()});
+  EXPECT_EQ(cleared.exit_code, 0) << cleared.out << cleared.err;
+  auto c = nlohmann::json::parse(cleared.out);
+  EXPECT_EQ(c["items"][0]["intrinsic"], "llvm.amdgcn.sdot4");
+  EXPECT_EQ(c["items"][0]["call"]["result"], "used");
+  // Several targets, each compiled for itself: the most severe decides.
+  EXPECT_EQ(check({"--target", "gfx906", "--target", "gfx1100", "--flavor", flavor, (dir / "dot.hip").string()}).exit_code, 1);
+  test::write(dir / "broken.hip", "not C++ at all\n");
+  auto broken = check({"--target", "gfx906", "--flavor", flavor, (dir / "broken.hip").string()});
+  EXPECT_EQ(broken.exit_code, 3);
+  EXPECT_NE(broken.err.find("broken.hip: clang"), std::string::npos) << broken.err;
+}
+
+TEST_F(CheckCli, WithoutTheFlavorsClangAHipKernelIsAnsweredFromTheCommittedFrontEndAndSaysSo) {
+  test::write(dir / "bf8.hip",
+              "extern \"C\" __attribute__((global)) void k(float* out, int a) { out[0] = __builtin_amdgcn_cvt_f32_bf8(a, 0); }\n");
+  // llvm23's clang is not installed on this machine (its LLVM is measured in a root); its front end is committed.
+  if (!clang_for_flavor("llvm23", "").empty()) GTEST_SKIP() << "clang-23 is installed here";
+  auto r = check({"--target", "gfx90a", "--flavor", "llvm23", (dir / "bf8.hip").string()});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("needs target feature fp8-conversion-insts"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: clang-23 is not installed"), std::string::npos) << r.out;
+}
 
 }  // namespace
 }  // namespace archdb

@@ -17,10 +17,10 @@ Column sample() {
   c.provenance.identity = "Test LLVM version 22.1.8";
   c.provenance.immarg_sweep = {1, 2};
   c.provenance.targets = {"gfx90a", "gfx1201"};
-  Cell ok{"mfma.x", "gfx90a", Status::kOk, "llvm.amdgcn.mfma.x", "", {"v_mfma_x"}, std::nullopt, "", "", ""};
-  Cell no{"mfma.x", "gfx1201", Status::kArchAbsent, "llvm.amdgcn.mfma.x", "LLVM ERROR: Cannot select", {}, std::nullopt, "", "", ""};
-  Cell swept{"a.lds", "gfx90a", Status::kOk, "llvm.amdgcn.global.load.lds", "", {"global_load_lds_ubyte"}, 1, "", "", ""};
-  Cell absent{"a.lds", "gfx1201", Status::kNameAbsent, "llvm.amdgcn.global.load.lds", "not an intrinsic", {}, std::nullopt, "", "", ""};
+  Cell ok{"mfma.x", "gfx90a", Status::kOk, "llvm.amdgcn.mfma.x", "", {"v_mfma_x"}, std::nullopt, "", ""};
+  Cell no{"mfma.x", "gfx1201", Status::kArchAbsent, "llvm.amdgcn.mfma.x", "LLVM ERROR: Cannot select", {}, std::nullopt, "", ""};
+  Cell swept{"a.lds", "gfx90a", Status::kOk, "llvm.amdgcn.global.load.lds", "", {"global_load_lds_ubyte"}, CallPosing{{1, 1}, false, std::nullopt}, "", ""};
+  Cell absent{"a.lds", "gfx1201", Status::kNameAbsent, "llvm.amdgcn.global.load.lds", "not an intrinsic", {}, std::nullopt, "", ""};
   c.cells = {ok, no, swept, absent};
   c.sort();
   c.recount();

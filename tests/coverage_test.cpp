@@ -44,7 +44,7 @@ Column column_of(const std::string& flavor, const std::vector<std::string>& keys
   c.provenance.targets = {"gfx90a", "gfx942"};
   for (const auto& k : keys)
     for (const auto& t : c.provenance.targets)
-      c.cells.push_back({k, t, Status::kNameAbsent, "llvm." + k, "not an intrinsic", {}, std::nullopt, "", "", ""});
+      c.cells.push_back({k, t, Status::kNameAbsent, "llvm." + k, "not an intrinsic", {}, std::nullopt, "", ""});
   c.sort();
   c.recount();
   return c;

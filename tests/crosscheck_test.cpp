@@ -65,6 +65,23 @@ TEST(CrossCheck, AFactsOwnMeasuredDeclarationAnswersItInsteadOfAnotherInstantiat
   EXPECT_EQ(find(cross_check(small_census(), facts), "llvm.amdgcn.ds.append.p2", "gfx900").outcome, FactOutcome::kAgrees);
 }
 
+TEST(CrossCheck, AFactOnAProcessorWhoseEveryKernelTheAssemblerRejectsIsNotCounted) {
+  // LLVM's test holds llc's output; on a processor the census notes (its assembler rejects every kernel there) the
+  // census's non-answer is the processor's defect, neither an agreement nor a disagreement.
+  Census census = small_census();
+  for (Cell& c : census.cells)
+    if (c.target == "gfx90a") c.status = Status::kTargetUnsupported;
+  census.provenance.processor_notes["gfx90a"] = "LLVM writes s_wait_xcnt into every kernel for gfx90a";
+  std::vector<TestFact> facts = parse_test_facts(fact("llvm.amdgcn.mfma.x", "gfx90a", "lowers") +
+                                                     fact("llvm.amdgcn.mfma.x", "gfx900", "refused"),
+                                                 "facts.tsv");
+  CrossCheck c = cross_check(census, facts);
+  EXPECT_EQ(find(c, "llvm.amdgcn.mfma.x", "gfx90a").outcome, FactOutcome::kProcessorDefect);
+  EXPECT_EQ(find(c, "llvm.amdgcn.mfma.x", "gfx90a").census_answer, "LLVM writes s_wait_xcnt into every kernel for gfx90a");
+  EXPECT_EQ(c.compared(), 1);
+  EXPECT_EQ(c.agreement(), 1.0);
+}
+
 TEST(CrossCheck, AFactBuiltWithOtherFeaturesIsAnsweredOnlyByACellMeasuredWithThem) {
   // The test builds for gfx90a with features that change it: the census's plain gfx90a cell (ok) does not
   // answer it; a cell measured for the featured target does, even for an instantiation the census has.

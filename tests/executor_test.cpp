@@ -77,6 +77,16 @@ TEST(Phases, ACrashIsRetriedAloneWithTheRetryBudgetAndARepeatedCrashIsTheCell) {
   EXPECT_TRUE(probes[1].how.retry);  // the retry's CPU budget
   EXPECT_EQ(probes[1].how.batch, 1u);
   EXPECT_TRUE(probes[1].how.serial);  // a column's retries run one at a time
+  EXPECT_TRUE(probes[1].how.fresh);   // in a worker that compiled nothing before
+  // After the retry crashed again, the kernel and its baseline are compiled up to the end of selection; the
+  // kernel crashes there too (this script crashes every kernel but a baseline), so again up to just before
+  // finalize-isel.
+  auto selections = executor.of("gfx90a", "p0_sel");
+  ASSERT_EQ(selections.size(), 2u);
+  EXPECT_EQ(selections[0].how.selection, Job::Selection::kAfterFinalize);
+  EXPECT_EQ(selections[1].how.selection, Job::Selection::kBeforeFinalize);
+  EXPECT_TRUE(selections[0].how.fresh);
+  EXPECT_EQ(executor.of("gfx90a", "b0_sel").size(), 1u);
   // A crash after selection is about the instruction selected: no posing is tried.
   for (const auto& k : executor.compiled) EXPECT_EQ(k.kernel.function.find("_q"), std::string::npos) << k.kernel.function;
   EXPECT_EQ(result.stats.retried, 1);
@@ -116,7 +126,7 @@ TEST(Phases, ARefusalIsPosedAgainUntilAPosingLowersAndTheCellSaysWhich) {
   ProbeResult result = run_probe(t.catalog, t.entries, t.options, executor);
   const Cell& c = result.column.cells.front();
   EXPECT_EQ(c.status, Status::kOk) << c.evidence;
-  EXPECT_EQ(c.imm, 2);
+  EXPECT_EQ(c.posed->imm, std::vector<int64_t>{2});
   EXPECT_EQ(c.lowered_to, std::vector<std::string>{"v_k_b32"});
   ASSERT_EQ(executor.of("gfx90a", "p0_q1").size(), 1u);
   EXPECT_NE(executor.of("gfx90a", "p0_q1")[0].kernel.ir.find("i32 2)"), std::string::npos);

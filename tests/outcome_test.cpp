@@ -100,6 +100,27 @@ TEST(Messages, EveryReportRoundTrips) {
   EXPECT_EQ(std::get<UnattributedError>(*decode_report(encode_report(UnattributedError{"u"}))).message, "u");
 }
 
+TEST(Messages, WhatLlvmSelectedAndWhatHasNoEncodingRoundTrip) {
+  CompileReport c = lowered({});
+  c.selected = {"S_LOAD_DWORD_IMM", "S_BARRIER_SIGNAL_IMM", "S_ENDPGM"};
+  c.unencodable = {{"S_BARRIER_SIGNAL_IMM", "s_barrier_signal", "instruction not supported on this GPU"}};
+  auto back = decode_report(encode_report(c));
+  ASSERT_TRUE(back && std::holds_alternative<CompileReport>(*back));
+  const auto& d = std::get<CompileReport>(*back);
+  EXPECT_EQ(d.selected, c.selected);
+  ASSERT_EQ(d.unencodable.size(), 1u);
+  EXPECT_EQ(d.unencodable[0].opcode, "S_BARRIER_SIGNAL_IMM");
+  EXPECT_EQ(d.unencodable[0].mnemonic, "s_barrier_signal");
+  EXPECT_EQ(d.unencodable[0].diagnostic, "instruction not supported on this GPU");
+  Job job;
+  job.target = "gfx1030";
+  job.selection = Job::Selection::kBeforeFinalize;
+  job.retire_after = true;
+  Job job_back = decode_job(encode_job(job));
+  EXPECT_EQ(job_back.selection, Job::Selection::kBeforeFinalize);
+  EXPECT_TRUE(job_back.retire_after);
+}
+
 TEST(Messages, LastWordsWrittenWithoutAllocationDecodeLikeAnyReport) {
   char buf[512];
   size_t n = encode_last_words(buf, sizeof buf, EndKind::kSignal, "p3", "Branch relaxation pass", "SIG\"SEGV\"\n");
@@ -235,7 +256,7 @@ TEST(Decide, CellOfAResolvedKeyIsTheDifferenceFromItsBaseline) {
   EXPECT_EQ(c.status, Status::kOk);
   EXPECT_EQ(c.lowered_to, std::vector<std::string>{"v_mfma_f32_4x4x4bf16_1k"});
   EXPECT_EQ(c.note, "");
-  EXPECT_FALSE(c.imm);
+  EXPECT_TRUE(!c.posed || c.posed->imm.empty()) << cell_to_json(c).dump();
 
   Attempt nothing = reported(lowered({"s_load", "s_endpgm"}));
   in.probe = &nothing;
@@ -280,8 +301,8 @@ TEST(Decide, ASweepValueThatLoweredMakesTheCellOkAndOtherwiseWhatWasTriedIsNamed
   in.solution_baseline = &base;
   Cell ok = decide_cell(in);
   EXPECT_EQ(ok.status, Status::kOk);
-  EXPECT_EQ(ok.imm, 2);
-  EXPECT_EQ(ok.posing, "");
+  ASSERT_TRUE(ok.posed);
+  EXPECT_EQ(ok.posed->imm, (std::vector<int64_t>{2, 2}));  // the call the cell answers
   EXPECT_EQ(ok.lowered_to, std::vector<std::string>{"global_load_lds_dword"});
 }
 
@@ -293,6 +314,8 @@ TEST(Decide, AnotherPosingThatLoweredIsRecordedWithItsOwnBaseline) {
   Attempt base = reported(lowered({"v_mov_b32", "s_endpgm"}));
   in.probe = &probe;
   in.baseline = &base;
+  in.resolution.shape.params = {{"i32", false}, {"i32", true}};  // s.setreg: its value, then its immediate
+  in.resolution.shape.return_type = "void";
   in.default_posing = imms({0});
   Posing uniform = in.default_posing;
   uniform.uniform = true;
@@ -304,8 +327,10 @@ TEST(Decide, AnotherPosingThatLoweredIsRecordedWithItsOwnBaseline) {
   in.solution_baseline = &uniform_base;
   Cell c = decide_cell(in);
   EXPECT_EQ(c.status, Status::kOk);
-  EXPECT_EQ(c.posing, "uniform operands");
-  EXPECT_FALSE(c.imm);
+  ASSERT_TRUE(c.posed);
+  EXPECT_EQ(c.posed->uniform, std::optional<bool>(true));
+  EXPECT_EQ(c.posed->imm, std::vector<int64_t>{0});
+  EXPECT_FALSE(c.posed->result_used);  // nothing returned: nothing to pose
   EXPECT_EQ(c.lowered_to, std::vector<std::string>{"s_setreg_b32"});
 
   // An instruction that appeared only with other immediates (the default call folded away).
@@ -321,7 +346,7 @@ TEST(Decide, AnotherPosingThatLoweredIsRecordedWithItsOwnBaseline) {
   in.solution_baseline = &image_base;
   Cell image = decide_cell(in);
   EXPECT_EQ(image.status, Status::kOk);
-  EXPECT_EQ(image.posing, "immediates 1, 0, 0");
+  EXPECT_EQ(image.posed->imm, (std::vector<int64_t>{1, 0, 0}));
   EXPECT_EQ(image.note, "");
   EXPECT_EQ(image.lowered_to, std::vector<std::string>{"image_load"});
 }
@@ -390,7 +415,7 @@ TEST(Decide, ACallLlvmCrashedOnPosedTheDefaultWayIsAnsweredByAPosingThatLowers) 
   Cell c = decide_cell(in);
   EXPECT_EQ(c.status, Status::kOk) << c.evidence;
   EXPECT_EQ(c.lowered_to, std::vector<std::string>{"image_load"});
-  EXPECT_EQ(c.posing, "immediates 0, 1");
+  EXPECT_EQ(c.posed->imm, (std::vector<int64_t>{0, 1}));
 
   // Asked for work, the processor refuses the intrinsic itself: a refusal, saying how the default crashed.
   CompileReport unsupported = lowered({});
@@ -476,6 +501,53 @@ TEST(Decide, RejectedAssemblyIsDecidedByTheObject) {
   Attempt unreadable = reported(object);
   in.object = &unreadable;
   EXPECT_EQ(decide_cell(in).evidence, "unreadable object: truncated");
+}
+
+TEST(Decide, ACrashAfterSelectingAnInstructionWithNoEncodingIsArchAbsentAndOnlyTheCallsCount) {
+  CellInputs in = resolved_inputs();
+  in.target = "gfx1030";
+  Attempt crash = died(EndKind::kSignal, "SIGSEGV", "Branch relaxation pass");
+  in.probe = &crash;
+  CompileReport selected = lowered({});
+  selected.selected = {"S_LOAD_DWORD_IMM", "S_BARRIER_SIGNAL_IMM", "S_ENDPGM"};
+  selected.unencodable = {{"S_BARRIER_SIGNAL_IMM", "s_barrier_signal", "instruction not supported on this GPU"}};
+  CompileReport base = lowered({});
+  base.selected = {"S_LOAD_DWORD_IMM", "S_ENDPGM"};
+  Attempt selection = reported(selected), baseline_selection = reported(base);
+  in.selection = &selection;
+  in.baseline_selection = &baseline_selection;
+  Cell c = decide_cell(in);
+  EXPECT_EQ(c.status, Status::kArchAbsent);
+  EXPECT_EQ(c.evidence,
+            "LLVM selects S_BARRIER_SIGNAL_IMM (s_barrier_signal), which has no encoding on this processor (LLVM's assembler: "
+            "instruction not supported on this GPU); compiling on, LLVM crashed: SIGSEGV in pass 'Branch relaxation pass'");
+  // What the baseline has too is not the call's: the crash stands.
+  base.selected.push_back("S_BARRIER_SIGNAL_IMM");
+  baseline_selection = reported(base);
+  EXPECT_EQ(decide_cell(in).status, Status::kToolchainCrash);
+  // Without a baseline's selection nothing is decided.
+  in.baseline_selection = nullptr;
+  EXPECT_EQ(decide_cell(in).status, Status::kToolchainCrash);
+}
+
+TEST(Decide, ACallThatLowersOnAProcessorWhoseEveryKernelTheAssemblerRejectsIsNoAnswer) {
+  CellInputs in = resolved_inputs();
+  Attempt probe = reported(lowered({"v_alignbyte_b32", "s_wait_xcnt", "s_endpgm"}));
+  probe.report->mc_errors = {"instruction not supported on this GPU (gfx1310): s_wait_xcnt: s_wait_xcnt 0x0"};
+  Attempt base = reported(lowered({"s_wait_xcnt", "s_endpgm"}));
+  in.probe = &probe;
+  in.baseline = &base;
+  in.target_defect = "LLVM 23.1.4 writes s_wait_xcnt into every kernel for gfx1310, which its own assembler rejects";
+  Cell c = decide_cell(in);
+  EXPECT_EQ(c.status, Status::kTargetUnsupported);
+  EXPECT_EQ(c.evidence, in.target_defect);
+  EXPECT_TRUE(c.lowered_to.empty());
+  // A refusal is still an answer there.
+  CompileReport refused = lowered({});
+  refused.refused = "Cannot select: intrinsic %llvm.amdgcn.k";
+  Attempt no = reported(refused);
+  in.probe = &no;
+  EXPECT_EQ(decide_cell(in).status, Status::kArchAbsent);
 }
 
 TEST(Decide, NonProbedCells) {

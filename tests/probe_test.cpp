@@ -6,6 +6,7 @@
 
 #include "probe/asm_text.h"
 #include "probe/assemble.h"
+#include "probe/encodings.h"
 #include "probe/probe.h"
 #include "llvm/toolchain.h"
 #include "support/error.h"
@@ -91,17 +92,20 @@ TEST(Probe, UnknownTargetIsTargetUnsupportedNeverIgnored) {
 }
 
 TEST(Probe, CrashIsRecordedAndTheRestOfTheColumnCompletes) {
+  // LLVM 22 crashes printing end.cf's i32 mask on the wave64 gfx942 (no table of LLVM decides it: the crash
+  // stands, after its retry and the look at what was selected).
   auto p = probe("fmuladd.f32 llvm.fmuladd[float]\n"
-                 "s.barrier.signal llvm.amdgcn.s.barrier.signal\n"
+                 "end.cf llvm.amdgcn.end.cf[i32]\n"
                  "workitem.x llvm.amdgcn.workitem.id.x\n",
                  {"gfx942", "gfx1201"});
   EXPECT_TRUE(p.result.probe_errors.empty());
-  const Cell& crash = p.at("s.barrier.signal", "gfx942");
-  EXPECT_EQ(crash.status, Status::kToolchainCrash);
+  const Cell& crash = p.at("end.cf", "gfx942");
+  EXPECT_EQ(crash.status, Status::kToolchainCrash) << cell_to_json(crash).dump();
+  EXPECT_EQ(crash.cause, Cause::kCrash);
   EXPECT_NE(crash.evidence.find("SIGSEGV"), std::string::npos) << crash.evidence;
   EXPECT_NE(crash.evidence.find("in pass '"), std::string::npos) << crash.evidence;
   EXPECT_EQ(crash.evidence.find('/'), std::string::npos) << "no machine paths: " << crash.evidence;
-  EXPECT_EQ(p.at("s.barrier.signal", "gfx1201").status, Status::kOk);
+  EXPECT_EQ(p.at("end.cf", "gfx1201").status, Status::kOk);
   EXPECT_EQ(p.at("fmuladd.f32", "gfx942").status, Status::kOk);
   EXPECT_EQ(p.at("workitem.x", "gfx942").status, Status::kOk);
   EXPECT_GE(p.result.stats.retried, 1);  // the non-answer was asked once more, alone
@@ -124,8 +128,8 @@ TEST(Probe, IllegalDefaultImmediateIsSweptAndRecorded) {
   auto p = probe("global.load.lds llvm.amdgcn.global.load.lds\n", {"gfx90a", "gfx1201"});
   const Cell& c = p.at("global.load.lds", "gfx90a");
   EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
-  ASSERT_TRUE(c.imm.has_value());
-  EXPECT_EQ(*c.imm, 1);  // a transfer size of 0 is illegal; 1 byte is the first that lowers
+  ASSERT_TRUE(c.posed);
+  EXPECT_EQ(c.posed->alike_immediate(), 1);  // a transfer size of 0 is illegal; 1 byte is the first that lowers
   const Cell& none = p.at("global.load.lds", "gfx1201");
   EXPECT_EQ(none.status, Status::kArchAbsent);
   EXPECT_NE(none.evidence.find("immarg sweep"), std::string::npos) << none.evidence;
@@ -145,7 +149,7 @@ TEST(Probe, RefusalOnTheRetryIsSweptLikeAFirstAttemptsRefusal) {
   EXPECT_EQ(hurried.result.column.cells, unhurried.result.column.cells);
   const Cell& none = hurried.at("global.load.lds", "gfx1201");
   EXPECT_NE(none.evidence.find("immarg sweep"), std::string::npos) << none.evidence;
-  EXPECT_EQ(*hurried.at("global.load.lds", "gfx90a").imm, 1);
+  EXPECT_EQ(hurried.at("global.load.lds", "gfx90a").posed->alike_immediate(), 1);
 }
 
 TEST(Probe, AutoUpgradedAndRemangledDeclarationsAreResolvedByLlvm) {
@@ -336,7 +340,8 @@ TEST(Posing, UniformOperandsWhereADivergentOneIsRefused) {
   for (const char* t : {"gfx900", "gfx1100"}) {
     const Cell& c = p.at("s.setreg", t);
     EXPECT_EQ(c.status, Status::kOk) << t << ": " << cell_to_json(c).dump();
-    EXPECT_EQ(c.posing, "uniform operands");
+    ASSERT_TRUE(c.posed);
+    EXPECT_EQ(c.posed->uniform, std::optional<bool>(true)) << cell_to_json(c).dump();
     EXPECT_TRUE(contains(c.lowered_to, "s_setreg_b32")) << cell_to_json(c).dump();
   }
 }
@@ -346,7 +351,8 @@ TEST(Posing, TheResultUnusedWhereTheReturningFormIsRefused) {
   auto p = probe("raw.ptr.buffer.atomic.fadd.f32 llvm.amdgcn.raw.ptr.buffer.atomic.fadd[float]\n", {"gfx908", "gfx1030"});
   const Cell& c = p.at("raw.ptr.buffer.atomic.fadd.f32", "gfx908");
   EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
-  EXPECT_EQ(c.posing, "result unused");
+  ASSERT_TRUE(c.posed);
+  EXPECT_EQ(c.posed->result_used, std::optional<bool>(false)) << cell_to_json(c).dump();
   EXPECT_TRUE(contains(c.lowered_to, "buffer_atomic_add_f32")) << cell_to_json(c).dump();
   const Cell& none = p.at("raw.ptr.buffer.atomic.fadd.f32", "gfx1030");
   EXPECT_EQ(none.status, Status::kArchAbsent);
@@ -359,9 +365,11 @@ TEST(Posing, ImmediatesFoundOneObjectionAtATime) {
   auto p = probe("ds.ordered.add llvm.amdgcn.ds.ordered.add\n", {"gfx1030", "gfx900"});
   const Cell& c = p.at("ds.ordered.add", "gfx1030");
   EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
-  EXPECT_NE(c.posing.find("16777217"), std::string::npos) << c.posing;
+  ASSERT_TRUE(c.posed);
+  EXPECT_TRUE(std::count(c.posed->imm.begin(), c.posed->imm.end(), 16777217)) << cell_to_json(c).dump();
   EXPECT_TRUE(contains(c.lowered_to, "ds_ordered_count")) << cell_to_json(c).dump();
-  EXPECT_EQ(p.at("ds.ordered.add", "gfx900").posing, "");  // the default lowers there
+  // The default lowers there: every immediate alike, as the default poses them.
+  EXPECT_TRUE(p.at("ds.ordered.add", "gfx900").posed->alike_immediate()) << cell_to_json(p.at("ds.ordered.add", "gfx900")).dump();
 }
 
 // A call that folds away is posed again until it becomes an instruction; an instruction LLVM's assembler rejects
@@ -372,7 +380,7 @@ TEST(Posing, AnInstructionMustAppearAndTheAssemblerMustAcceptIt) {
   const Cell& compares = cmp.at("icmp", "gfx90a");
   EXPECT_EQ(compares.status, Status::kOk) << cell_to_json(compares).dump();
   EXPECT_TRUE(contains(compares.lowered_to, "v_cmp_eq_u32_e64")) << cell_to_json(compares).dump();
-  EXPECT_EQ(compares.imm, 32) << cell_to_json(compares).dump();
+  EXPECT_EQ(compares.posed->alike_immediate(), 32) << cell_to_json(compares).dump();
   EXPECT_EQ(compares.note, "");
   // The image load (posed with one channel) becomes image_load everywhere; gfx942's assembler rejects it.
   auto p = probe("image.load.1d llvm.amdgcn.image.load.1d[<4 x float>, i32, <8 x i32>]\n", {"gfx90a", "gfx942"});
@@ -397,7 +405,7 @@ TEST(Probe, ACallThatCrashesSelectionPosedOneWayIsAnsweredByAnotherPosing) {
   const Cell& loads = p.at("image.load.tfe", "gfx1030");
   EXPECT_EQ(loads.status, Status::kOk) << cell_to_json(loads).dump();
   EXPECT_TRUE(contains(loads.lowered_to, "image_load")) << cell_to_json(loads).dump();
-  EXPECT_EQ(loads.posing, "immediates 1, 1, 0") << cell_to_json(loads).dump();
+  EXPECT_EQ(loads.posed->imm, (std::vector<int64_t>{1, 1, 0})) << cell_to_json(loads).dump();
   const Cell& absent = p.at("image.load.tfe", "gfx942");
   EXPECT_EQ(absent.status, Status::kArchAbsent) << cell_to_json(absent).dump();
   EXPECT_NE(absent.evidence.find("posed the default way LLVM crashed"), std::string::npos) << absent.evidence;
@@ -410,7 +418,50 @@ TEST(Probe, AStoreOfFourTexelsTheAssemblerRejectsWithOneChannelIsPosedWithFour) 
   EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
   EXPECT_TRUE(contains(c.lowered_to, "image_store")) << cell_to_json(c).dump();
   EXPECT_EQ(c.mc_check, "") << cell_to_json(c).dump();
-  EXPECT_EQ(c.posing, "immediates 15, 0, 0") << cell_to_json(c).dump();
+  EXPECT_EQ(c.posed->imm, (std::vector<int64_t>{15, 0, 0})) << cell_to_json(c).dump();
+}
+
+TEST(Probe, ACrashAfterSelectingAnInstructionTheProcessorHasNoEncodingForIsItsRefusal) {
+  // LLVM 22 selects S_BARRIER_SIGNAL_IMM on gfx1030 and V_PERMLANE64_B32 on gfx90a, then crashes in branch
+  // relaxation asking their size; LLVM's own tables say neither processor has them (encodings.h).
+  auto p = probe("s.barrier.signal llvm.amdgcn.s.barrier.signal\n"
+                 "permlane64 llvm.amdgcn.permlane64[i32]\n",
+                 {"gfx1030", "gfx90a", "gfx1201"});
+  for (const char* target : {"gfx1030", "gfx90a"}) {
+    const Cell& c = p.at("s.barrier.signal", target);
+    EXPECT_EQ(c.status, Status::kArchAbsent) << target << ": " << cell_to_json(c).dump();
+    EXPECT_EQ(c.evidence.rfind("LLVM selects S_BARRIER_SIGNAL_IMM (s_barrier_signal), which has no encoding on this "
+                               "processor (LLVM's assembler: instruction not supported on this GPU",
+                               0),
+              0u)
+        << c.evidence;
+    EXPECT_NE(c.evidence.find("; compiling on, LLVM crashed: "), std::string::npos) << c.evidence;
+  }
+  EXPECT_EQ(p.at("s.barrier.signal", "gfx1201").status, Status::kOk);
+  const Cell& permlane = p.at("permlane64", "gfx90a");
+  EXPECT_EQ(permlane.status, Status::kArchAbsent) << cell_to_json(permlane).dump();
+  EXPECT_EQ(permlane.evidence.rfind("LLVM selects V_PERMLANE64_B32 (v_permlane64_b32)", 0), 0u) << permlane.evidence;
+  EXPECT_EQ(p.at("permlane64", "gfx1201").status, Status::kOk);
+}
+
+TEST(Encodings, AnOpcodesRealInstructionsAndWhetherAProcessorsAssemblerHasThem) {
+  initialize_amdgpu();
+  EncodingTable table;
+  EXPECT_EQ(table.mnemonics_of("S_BARRIER_SIGNAL_IMM"), std::vector<std::string>{"s_barrier_signal"});
+  // S_BARRIER's reals are S_BARRIER_<family>, never S_BARRIER_SIGNAL_IMM_gfx12.
+  EXPECT_EQ(table.mnemonics_of("S_BARRIER"), std::vector<std::string>{"s_barrier"});
+  // A VOP3-only pseudo's reals drop the _e64 in some families (V_FMA_F32_vi).
+  EXPECT_TRUE(contains(table.mnemonics_of("V_FMA_F32_e64"), "v_fma_f32"));
+  EXPECT_TRUE(table.mnemonics_of("COPY").empty());  // generic: no real instruction stands for it
+  Assembler gfx1030("gfx1030"), gfx1201("gfx1201");
+  EncodingCheck rdna2(table, gfx1030), rdna4(table, gfx1201);
+  auto missing = rdna2.missing("S_BARRIER_SIGNAL_IMM");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->mnemonic, "s_barrier_signal");
+  EXPECT_EQ(missing->diagnostic.rfind("instruction not supported on this GPU", 0), 0u) << missing->diagnostic;
+  EXPECT_FALSE(rdna4.missing("S_BARRIER_SIGNAL_IMM"));
+  EXPECT_FALSE(rdna2.missing("V_FMA_F32_e64"));
+  EXPECT_FALSE(rdna2.missing("COPY"));  // the tables do not say: no answer
 }
 
 TEST(Posing, AnImageCallIsPosedWithOneChannelAndItsDescriptorsUniform) {
@@ -450,7 +501,11 @@ TEST(Posing, AnImageCallIsPosedWithOneChannelAndItsDescriptorsUniform) {
   EXPECT_EQ(c.status, Status::kOk) << cell_to_json(c).dump();
   EXPECT_TRUE(contains(c.lowered_to, "image_sample")) << cell_to_json(c).dump();
   EXPECT_FALSE(contains(c.lowered_to, "v_readfirstlane_b32")) << "no loop over the lanes' descriptors: " << cell_to_json(c).dump();
-  EXPECT_EQ(c.posing, "") << cell_to_json(c).dump();
+  // Posed the default way: one channel, divergent coordinates, the texels used.
+  ASSERT_TRUE(c.posed) << cell_to_json(c).dump();
+  EXPECT_EQ(c.posed->imm.front(), 1) << cell_to_json(c).dump();
+  EXPECT_EQ(c.posed->uniform, std::optional<bool>(false)) << cell_to_json(c).dump();
+  EXPECT_EQ(c.posed->result_used, std::optional<bool>(true)) << cell_to_json(c).dump();
   EXPECT_EQ(c.note, "") << cell_to_json(c).dump();
 }
 

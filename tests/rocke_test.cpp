@@ -67,10 +67,9 @@ TEST(RenderRocke, WritesWhatRockesGeneratorWrites) {
   Cell upgraded = cell("fadd.v2f16", "gfx942", Status::kOk, "llvm.amdgcn.global.atomic.fadd.v2f16.p1.v2f16");
   upgraded.note = "auto-upgraded: the call becomes atomicrmw";
   Cell swept = cell("load.lds", "gfx942", Status::kOk, "llvm.amdgcn.global.load.lds");
-  swept.imm = 4;
+  swept.posed = CallPosing{{4, 4}, false, true};
   Cell other_value = cell("ordered.add", "gfx942", Status::kOk, "llvm.amdgcn.ds.ordered.add");
-  other_value.imm = 16777217;
-  other_value.posing = "immediate 3 = 16777217";
+  other_value.posed = CallPosing{{16777217, 16777217}, false, true};
   Cell unassembled = cell("image.load", "gfx942", Status::kOk, "llvm.amdgcn.image.load.1d.v4f32.i32.v8i32");
   unassembled.mc_check = "instruction not supported on this GPU";
   column.cells = {mismatch, upgraded, swept, other_value, unassembled,
@@ -94,7 +93,8 @@ TEST(RenderRocke, WritesWhatRockesGeneratorWrites) {
   EXPECT_EQ(j["keys"]["load.lds"]["gfx11-generic"]["verified_on"], "llvm22");
   EXPECT_FALSE(j["keys"]["ordered.add"]["gfx942"].contains("probe_imm")) << "not a value of rocKE's sweep";
   EXPECT_EQ(j["keys"]["ordered.add"]["gfx942"]["archdb_imm"], 16777217);
-  EXPECT_EQ(j["keys"]["ordered.add"]["gfx942"]["archdb_posing"], "immediate 3 = 16777217");
+  EXPECT_EQ(j["keys"]["ordered.add"]["gfx942"]["archdb_posing"],
+            "immediates 16777217, 16777217; divergent operands; result used");
   EXPECT_EQ(j["keys"]["image.load"]["gfx942"]["status"], "arch_absent") << "an ok the assembler rejects is no ok";
   EXPECT_EQ(j["keys"]["image.load"]["gfx942"]["evidence"],
             "LLVM's assembler rejects what the call lowers to: instruction not supported on this GPU");

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ class ScriptedExecutor : public Executor {
       : compile_(std::move(compile)), resolve_(std::move(resolve)) {}
 
   int workers() const override { return 2; }
+
+  std::string target_defect(const std::string& target) const override {
+    auto it = defects.find(target);
+    return it == defects.end() ? "" : it->second;
+  }
 
   std::vector<std::vector<Attempt>> compile(std::vector<CompileRun> runs) override {
     std::vector<std::vector<Attempt>> out;
@@ -56,6 +62,7 @@ class ScriptedExecutor : public Executor {
 
   std::vector<Compiled> compiled;
   size_t calls = 0;
+  std::map<std::string, std::string> defects;  // target -> what its assembler rejects of every kernel
 
  private:
   CompileScript compile_;

@@ -21,7 +21,7 @@ namespace {
 std::vector<Cell> cells_of(int n) {
   std::vector<Cell> out;
   for (int i = 0; i < n; ++i)
-    out.push_back({"k" + std::to_string(i), "gfx90a", Status::kOk, "llvm.amdgcn.k", "", {"v_x"}, std::nullopt, "", "", ""});
+    out.push_back({"k" + std::to_string(i), "gfx90a", Status::kOk, "llvm.amdgcn.k", "", {"v_x"}, std::nullopt, "", ""});
   return out;
 }
 

@@ -185,6 +185,7 @@
     const table = $('matrix');
     table.replaceChildren();
     if (!matrix) return;
+    table.dataset.flavor = matrix.flavor;  // which flavor is drawn: a link to another redraws it
     const cols = columns();
     const thead = el('thead');
     if (state.group) {
