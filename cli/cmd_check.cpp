@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "checker/checker.h"
@@ -144,14 +145,16 @@ int check(const Context& ctx, const CheckArgs& args) {
   if (manifests.size() > 1 && !args.ir.empty())
     throw usage_error("check: --ir goes with one manifest (its kernel's IR), not " + std::to_string(manifests.size()));
   if (manifests.size() > 1 && !args.name.empty()) throw usage_error("check: --name goes with one kernel");
-  // A HIP source is compiled by the flavor's clang for each target, then its IR is checked (check_hip).
+  // A HIP source is compiled by the flavor's clang for each target, then its IR is checked (ask_hip, below).
   const bool hip = !args.ir.empty() && is_hip_source(args.ir);
   if (hip && !args.manifests.empty()) throw usage_error("check: a HIP source goes alone (a manifest names its own)");
   if (!hip && !args.clang_args.empty()) throw usage_error("check: --clang-arg goes with a HIP source");
-  IsolatedIrReader reader;
+  // Kernel IR is read in a child: hostile or damaged IR that crashes LLVM is an exit 3 naming the file, not our
+  // crash. The reader's zygote is made only where there is IR to read (here, while this process has one thread).
+  std::unique_ptr<IsolatedIrReader> reader;
+  if (!args.ir.empty()) reader = std::make_unique<IsolatedIrReader>();
   std::optional<IrUses> uses;
-  // Read in a child: hostile or damaged IR that crashes LLVM is an exit 3 naming the file, not our crash.
-  if (!args.ir.empty() && !hip) uses = reader.read_file(args.ir);
+  if (!args.ir.empty() && !hip) uses = reader->read_file(args.ir);
 
   CheckRequest request;
   request.flavor = flavor;
@@ -208,7 +211,7 @@ int check(const Context& ctx, const CheckArgs& args) {
       if (!clang.empty()) {
         HipCompile compiled = compile_hip(clang, args.ir, target, args.clang_args);
         if (!compiled.refused.empty()) req.refused_builtins = std::move(compiled.refused);
-        else add_ir_uses(req, reader.read(compiled.ir, args.ir + " (device IR for " + target + ")"));
+        else add_ir_uses(req, reader->read(compiled.ir, args.ir + " (device IR for " + target + ")"));
       } else {
         req.keys = named;
         req.through_frontend = true;
@@ -296,7 +299,8 @@ void add_check(CLI::App& app, Context& context, int& exit_code) {
       ->allow_extra_args(false);  // resolved per request: --json-dir keys answers by the spelling given
   cmd->add_option("--flavor", args->flavor, "the flavor of the compiler that will build (llvm22)");
   cmd->add_option("--compiler", args->compiler, "derive the flavor from this compiler's --version (its LLVM major)");
-  cmd->add_option("--keys", args->keys, "catalog keys: KEY,KEY... or @FILE (one key a line)");
+  cmd->add_option("--keys", args->keys,
+                  "catalog keys, llvm.amdgcn.* intrinsics or __builtin_amdgcn_* builtins: KEY,KEY... or @FILE (one a line)");
   cmd->add_option("--ir,ir", args->ir,
                   "the kernel: LLVM IR (.ll text or .bc bitcode), or HIP source (.hip .cu .cpp .cc .cxx), which the "
                   "flavor's clang (--compiler, else clang-<major>) compiles for each target before its IR is checked");

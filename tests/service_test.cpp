@@ -381,6 +381,11 @@ TEST_F(Service, CheckKeysIntrinsicsAndIr) {
   json unencodable = body_of(post({{"compiler_version", "Debian clang version 22.1.8"}, {"target", "gfx942"},
                                    {"intrinsics", {"llvm.amdgcn.s.barrier.signal"}}}));
   EXPECT_EQ(unencodable["verdict"], "refused") << "LLVM's tables decide what it crashes on";
+  // A builtin named where a key goes: clang's answer from the front-end axis, as the command line gives it.
+  json builtin = body_of(post({{"flavor", "llvm22"}, {"target", "gfx90a"}, {"keys", {"__builtin_amdgcn_cvt_f32_bf8"}}}));
+  EXPECT_EQ(builtin["verdict"], "refused") << builtin.dump();
+  EXPECT_EQ(builtin["results"][0]["items"][0]["source"], "frontend") << builtin.dump();
+  EXPECT_EQ(builtin["results"][0]["items"][0]["key"], "amdgcn.cvt.f32.bf8");
 
   const std::string ir =
       "declare void @llvm.amdgcn.s.barrier()\n"
