@@ -79,6 +79,13 @@ std::vector<IrCall> amdgcn_calls(llvm::Module& module) {
   std::set<IrCall> calls;
   for (llvm::Function& function : module) {
     if (function.isDeclaration()) continue;
+    std::vector<llvm::CallBase*> amdgcn;
+    for (llvm::Instruction& inst : llvm::instructions(function)) {
+      auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
+      const llvm::Function* callee = call ? call->getCalledFunction() : nullptr;
+      if (callee && callee->getName().starts_with("llvm.amdgcn.")) amdgcn.push_back(call);
+    }
+    if (amdgcn.empty()) continue;  // most functions of a module call none: no machine, no analyses for them
     std::string cpu = function.hasFnAttribute("target-cpu") ? function.getFnAttribute("target-cpu").getValueAsString().str() : "";
     std::string features =
         function.hasFnAttribute("target-features") ? function.getFnAttribute("target-features").getValueAsString().str() : "";
@@ -87,27 +94,19 @@ std::vector<IrCall> amdgcn_calls(llvm::Module& module) {
     if (!machine)
       machine.reset(compat::create_target_machine(amdgpu_target(), amdgpu_triple(), cpu, llvm::TargetOptions(),
                                                   llvm::CodeGenOptLevel::None, features));
-    // Made when the function calls one (most functions of a module call none): the analyses, then the answer.
-    std::optional<llvm::UniformityInfo*> uniformity;
     llvm::LoopAnalysisManager loops;
     llvm::FunctionAnalysisManager analyses;
     llvm::CGSCCAnalysisManager sccs;
     llvm::ModuleAnalysisManager modules;
     llvm::PassBuilder builder = compat::pass_builder(function.getContext(), machine.get());
-    bool registered = false;
-    for (llvm::Instruction& inst : llvm::instructions(function)) {
-      auto* call = llvm::dyn_cast<llvm::CallBase>(&inst);
-      const llvm::Function* callee = call ? call->getCalledFunction() : nullptr;
-      if (!callee || !callee->getName().starts_with("llvm.amdgcn.")) continue;
-      if (!registered) {
-        builder.registerModuleAnalyses(modules);
-        builder.registerCGSCCAnalyses(sccs);
-        builder.registerFunctionAnalyses(analyses);
-        builder.registerLoopAnalyses(loops);
-        builder.crossRegisterProxies(loops, analyses, sccs, modules);
-        registered = true;
-      }
-      if (!uniformity) uniformity = &analyses.getResult<llvm::UniformityInfoAnalysis>(function);
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(sccs);
+    builder.registerFunctionAnalyses(analyses);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, analyses, sccs, modules);
+    const llvm::UniformityInfo& uniformity = analyses.getResult<llvm::UniformityInfoAnalysis>(function);
+    for (llvm::CallBase* call : amdgcn) {
+      const llvm::Function* callee = call->getCalledFunction();
       IrCall c;
       c.intrinsic = callee->getName().str();
       CallPosing posed;
@@ -131,7 +130,7 @@ std::vector<IrCall> amdgcn_calls(llvm::Module& module) {
                                                            : constant->getSExtValue());
         } else if (is_data_operand(c.intrinsic, types, immarg, i)) {
           data = true;
-          all_uniform = all_uniform && compat::uniform_at_def(**uniformity, operand);
+          all_uniform = all_uniform && compat::uniform_at_def(uniformity, operand);
         }
       }
       if (data) posed.uniform = all_uniform;

@@ -195,6 +195,20 @@ CallPosing posing_from_json(const nlohmann::json& j) {
   return p;
 }
 
+nlohmann::ordered_json declared_to_json(const DeclaredSupport& d) {
+  nlohmann::ordered_json j;
+  j["requires"] = d.features;
+  j["holds"] = d.holds;
+  return j;
+}
+
+DeclaredSupport declared_from_json(const nlohmann::json& j) {
+  if (!j.is_object() || j.size() != 2 || !j.contains("requires") || !j["requires"].is_string() ||
+      j["requires"].get<std::string>().empty() || !j.contains("holds") || !j["holds"].is_boolean())
+    bad("field 'declared' must be {\"requires\": \"<features>\", \"holds\": true|false}");
+  return DeclaredSupport{j["requires"].get<std::string>(), j["holds"].get<bool>()};
+}
+
 bool Cell::operator==(const Cell& o) const {
   return key == o.key && target == o.target && status == o.status && intrinsic == o.intrinsic &&
          evidence == o.evidence && cause == o.cause && lowered_to == o.lowered_to && posed == o.posed &&
@@ -253,7 +267,7 @@ nlohmann::ordered_json cell_to_json(const Cell& c) {
   if (c.cause != Cause::kNone) j["cause"] = std::string(cause_name(c.cause));
   if (c.status == Status::kOk) j["lowered_to"] = c.lowered_to;
   if (c.posed && !c.posed->empty()) j["posed"] = posing_to_json(*c.posed);
-  if (c.declared) j["declared"] = {{"requires", c.declared->features}, {"holds", c.declared->holds}};
+  if (c.declared) j["declared"] = declared_to_json(*c.declared);
   if (!c.mc_check.empty()) j["mc_check"] = c.mc_check;
   if (!c.note.empty()) j["note"] = c.note;
   return j;
@@ -300,12 +314,7 @@ Cell cell_from_json(const nlohmann::json& j) {
     if (posed.empty()) bad("field 'posed' is empty (a call with nothing to pose has no 'posed')");
     c.posed = std::move(posed);
   }
-  if (auto it = j.find("declared"); it != j.end()) {
-    if (!it->is_object() || it->size() != 2 || !it->contains("requires") || !(*it)["requires"].is_string() ||
-        (*it)["requires"].get<std::string>().empty() || !it->contains("holds") || !(*it)["holds"].is_boolean())
-      bad("field 'declared' must be {\"requires\": \"<features>\", \"holds\": true|false}");
-    c.declared = DeclaredSupport{(*it)["requires"].get<std::string>(), (*it)["holds"].get<bool>()};
-  }
+  if (auto it = j.find("declared"); it != j.end()) c.declared = declared_from_json(*it);
   c.mc_check = opt_string(j, "mc_check");
   c.note = opt_string(j, "note");
   if (c.status != Status::kOk && (!c.mc_check.empty() || !c.note.empty()))

@@ -94,6 +94,10 @@ struct DeclaredSupport {
   bool operator==(const DeclaredSupport& o) const { return features == o.features && holds == o.holds; }
   bool operator!=(const DeclaredSupport& o) const { return !(*this == o); }
 };
+// Its JSON form, {"requires": "<features>", "holds": true|false}: one encoder and one decoder for the column files and
+// the database. The decoder throws a one-line reason for anything else.
+nlohmann::ordered_json declared_to_json(const DeclaredSupport& d);
+DeclaredSupport declared_from_json(const nlohmann::json& j);
 
 struct Cell {
   std::string key;

@@ -58,10 +58,12 @@ Cell read_cell(const Stmt& q) {
   }
   if (!q.is_null(10)) {
     nlohmann::json declared = stored_json(q.db(), q.text(10));
-    if (!declared.is_object() || !declared.contains("requires") || !declared["requires"].is_string() ||
-        !declared.contains("holds") || !declared["holds"].is_boolean())
-      throw input_error(database_file(q.db()) + ": the database holds " + declared.dump() + " where LLVM's declaration belongs");
-    c.declared = DeclaredSupport{declared["requires"].get<std::string>(), declared["holds"].get<bool>()};
+    try {
+      c.declared = declared_from_json(declared);
+    } catch (const std::invalid_argument& e) {
+      throw input_error(database_file(q.db()) + ": the database holds " + declared.dump() +
+                        " where LLVM's declaration belongs (" + e.what() + ")");
+    }
   }
   return c;
 }
@@ -251,8 +253,7 @@ void Store::write_column_rows(const std::string& name, Origin origin, const std:
       cell.bind_or_null(7, "");
     cell.bind_or_null(8, c.mc_check).bind_or_null(9, c.note).bind_or_null(10, std::string(cause_name(c.cause)));
     cell.bind_or_null(11, c.posed ? posing_to_json(*c.posed).dump() : std::string());
-    cell.bind_or_null(12, c.declared ? nlohmann::json{{"requires", c.declared->features}, {"holds", c.declared->holds}}.dump()
-                                     : std::string());
+    cell.bind_or_null(12, c.declared ? declared_to_json(*c.declared).dump() : std::string());
     cell.run();
   }
 }

@@ -198,9 +198,7 @@ std::string missing_instruction_message(const std::vector<std::string>& mc_error
   return "";
 }
 
-namespace {
-// The mnemonic of each rejected line the assembler says this processor lacks ("" where the message quotes no
-// line: then it is taken to be the call's).
+// "" where the message quotes no line: then it is taken to be the call's.
 std::vector<std::string> missing_mnemonics(const std::vector<std::string>& mc_errors) {
   std::vector<std::string> out;
   for (const auto& e : mc_errors) {
@@ -221,7 +219,6 @@ std::vector<std::string> missing_mnemonics(const std::vector<std::string>& mc_er
   }
   return out;
 }
-}  // namespace
 
 std::string missing_instruction(const std::vector<std::string>& mc_errors, const std::vector<std::string>& lowered_to) {
   for (const auto& m : missing_mnemonics(mc_errors))

@@ -70,5 +70,8 @@ bool names_missing_instruction(const std::vector<std::string>& mc_errors, const 
 std::string missing_instruction(const std::vector<std::string>& mc_errors, const std::vector<std::string>& lowered_to);
 // That message without the instruction's text ("instruction not supported on this GPU (gfx90a)").
 std::string missing_instruction_message(const std::vector<std::string>& mc_errors);
+// The mnemonic of each rejected line the assembler says this processor lacks, in order ("" where the message
+// quotes no line).
+std::vector<std::string> missing_mnemonics(const std::vector<std::string>& mc_errors);
 
 }  // namespace archdb

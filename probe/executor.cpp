@@ -19,6 +19,7 @@
 #include "llvm/llvm_compat.h"
 #include "llvm/toolchain.h"
 #include "probe/assemble.h"
+#include "probe/decide.h"
 #include "probe/encodings.h"
 #include "probe/pool.h"
 #include "probe/synth.h"
@@ -72,18 +73,13 @@ std::string warm_up(llvm::TargetMachine& machine) {
 // What LLVM's assembler says of the code LLVM wrote for a kernel that only stores a value: a processor whose
 // every kernel is rejected (LLVM 23 ends each of gfx1310's with s_wait_xcnt, which its assembler has not).
 std::string defect_of(const std::string& assembly, const Assembler& assembler, const std::string& target) {
-  for (const std::string& error : assembler.assemble(assembly).errors) {
-    size_t at = error.find("instruction not supported on this GPU");
-    if (at == std::string::npos) continue;
-    size_t cut = error.find(": ", at);
-    std::string words = error.substr(at, cut == std::string::npos ? std::string::npos : cut - at);
-    std::string line = cut == std::string::npos ? "" : error.substr(cut + 2);
-    std::string mnemonic = line.substr(0, line.find_first_of(" :\t"));
-    return "LLVM " + linked_toolchain().llvm_version + " writes " + (mnemonic.empty() ? "an instruction" : mnemonic) +
-           " into every kernel for " + target + ", which its own assembler rejects there (" + words +
-           "): no kernel can be built for it";
-  }
-  return "";
+  const std::vector<std::string> errors = assembler.assemble(assembly).errors;
+  const std::string words = missing_instruction_message(errors);
+  if (words.empty()) return "";
+  const std::string mnemonic = missing_mnemonics(errors).front();
+  return "LLVM " + linked_toolchain().llvm_version + " writes " + (mnemonic.empty() ? "an instruction" : mnemonic) +
+         " into every kernel for " + target + ", which its own assembler rejects there (" + words +
+         "): no kernel can be built for it";
 }
 
 class PoolExecutor : public Executor {

@@ -515,25 +515,18 @@ class ProbeRun {
   void selection_phase() {
     std::vector<Kernel> kernels;
     std::set<std::pair<std::string, std::string>> baselines;
-    for (size_t i = 0; i < keys_.size(); ++i) {
-      const KeyState& k = keys_[i];
-      if (!resolved(k)) continue;
-      for (const auto& target : known_) {
-        std::string fn = lowered_function(i, target);
-        const Attempt* a = find_attempt(target, fn);
-        if (!a) continue;
-        Outcome o = outcome(*a);
-        if (o.status != Status::kToolchainCrash || o.crashed_selecting()) continue;
-        Posing posing = decided_posing(i, target);
-        kernels.push_back(probe_kernel(k, target, selection_of(fn), posing));
-        std::string base = selection_of(baseline_for(k, posing));
-        if (baselines.insert({target, base}).second)
-          kernels.push_back(kernel(target, base, baseline_kernel_ir(base, k.resolution.shape, posing), ""));
-      }
-    }
+    for_each_deciding_attempt([&](size_t i, const KeyState& k, const std::string& target, const std::string& fn,
+                                  const Attempt& a) {
+      Outcome o = outcome(a);
+      if (o.status != Status::kToolchainCrash || o.crashed_selecting()) return;
+      Posing posing = decided_posing(i, target);
+      kernels.push_back(probe_kernel(k, target, selection_of(fn), posing));
+      std::string base = selection_of(baseline_for(k, posing));
+      if (baselines.insert({target, base}).second)
+        kernels.push_back(kernel(target, base, baseline_kernel_ir(base, k.resolution.shape, posing), ""));
+    });
     phase_ = "selection";
-    std::vector<Kernel> again;  // a copy of each kernel, should LLVM crash expanding its pseudo-instructions
-    for (const Kernel& k : kernels) again.push_back(k);
+    std::vector<Kernel> again = kernels;  // should LLVM crash expanding its pseudo-instructions
     compile({{std::move(kernels), selecting(Job::Selection::kAfterFinalize)}});
     std::vector<Kernel> before;
     for (Kernel& k : again)
@@ -560,19 +553,28 @@ class ProbeRun {
     return solution != solutions_.end() ? solution->second.second : keys_[key].function;
   }
 
-  void object_phase() {
-    std::vector<Kernel> kernels;
+  // Each resolved key's deciding attempt on each known target, where there is one: visit(key index, key, target,
+  // the attempt's function, the attempt). The phases after the posings look again only at these.
+  template <typename Visit>
+  void for_each_deciding_attempt(Visit visit) const {
     for (size_t i = 0; i < keys_.size(); ++i) {
       const KeyState& k = keys_[i];
       if (!resolved(k)) continue;
       for (const auto& target : known_) {
         std::string fn = lowered_function(i, target);
-        const Attempt* a = find_attempt(target, fn);
-        if (!a || outcome(*a).status != Status::kOk || a->report->mc_errors.empty()) continue;
-        if (!executor_.target_defect(target).empty()) continue;  // no object decides there (decide.h)
-        kernels.push_back(probe_kernel(k, target, fn + "_obj", decided_posing(i, target)));
+        if (const Attempt* a = find_attempt(target, fn)) visit(i, k, target, fn, *a);
       }
     }
+  }
+
+  void object_phase() {
+    std::vector<Kernel> kernels;
+    for_each_deciding_attempt([&](size_t i, const KeyState& k, const std::string& target, const std::string& fn,
+                                  const Attempt& a) {
+      if (outcome(a).status != Status::kOk || a.report->mc_errors.empty()) return;
+      if (!executor_.target_defect(target).empty()) return;  // no object decides there (decide.h)
+      kernels.push_back(probe_kernel(k, target, fn + "_obj", decided_posing(i, target)));
+    });
     phase_ = "objects";
     CompileHow objects = batches();
     objects.emit_object = true;

@@ -39,6 +39,8 @@ void fingerprint_cell(std::string& out, const Cell& c) {
   out += c.mc_check;
   out += '\x1f';
   out += c.note;
+  out += '\x1f';
+  if (c.declared) out += declared_to_json(*c.declared).dump();
   out += '\n';
 }
 
