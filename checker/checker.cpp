@@ -155,8 +155,8 @@ std::shared_ptr<const CensusIndex> CensusIndex::load(const Store& store, const s
   Query head, rows, intrinsics;
   if (sqlite3_prepare_v2(db, "SELECT source_digest FROM census WHERE flavor = ?1", -1, &head.q, nullptr) != SQLITE_OK ||
       sqlite3_prepare_v2(db,
-                         "SELECT intrinsic FROM census_instantiation WHERE flavor = ?1 "
-                         "UNION SELECT intrinsic FROM census_not_probed WHERE flavor = ?1",
+                         "SELECT intrinsic, key FROM census_instantiation WHERE flavor = ?1 "
+                         "UNION ALL SELECT intrinsic, NULL FROM census_not_probed WHERE flavor = ?1 ORDER BY 1, 2",
                          -1, &intrinsics.q, nullptr) != SQLITE_OK ||
       sqlite3_prepare_v2(db, "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1", -1, &rows.q,
                          nullptr) != SQLITE_OK)
@@ -172,7 +172,11 @@ std::shared_ptr<const CensusIndex> CensusIndex::load(const Store& store, const s
 
   sqlite3_bind_text(intrinsics.q, 1, flavor.c_str(), -1, SQLITE_TRANSIENT);
   int step;
-  while ((step = sqlite3_step(intrinsics.q)) == SQLITE_ROW) index->intrinsics.insert(column_text(intrinsics.q, 0));
+  while ((step = sqlite3_step(intrinsics.q)) == SQLITE_ROW) {
+    index->intrinsics.insert(column_text(intrinsics.q, 0));
+    if (sqlite3_column_type(intrinsics.q, 1) != SQLITE_NULL)
+      index->instantiations_of[column_text(intrinsics.q, 0)].push_back(column_text(intrinsics.q, 1));
+  }
   if (step != SQLITE_DONE) throw fail(sqlite3_errmsg(db));
   // Processors by name while reading; as indices into the sorted list afterwards.
   std::map<std::string, uint16_t> processor_ids;
@@ -324,7 +328,7 @@ std::optional<CheckItem> frontend_refusal(const Use& use, const Scope& s, Asked&
   if (!builtin || builtin->builtin.empty()) return std::nullopt;  // no builtin: called some other way
   const std::string processor = target_processor(s.request.target);
   const FrontendCell* cell = frontend.find(use.key, processor);
-  if (!cell || cell->accepted) return std::nullopt;
+  if (!cell || cell->accepted || cell->crashed) return std::nullopt;
   // The refusal holds for the key's call only where the builtin makes that call: where clang accepts it, it emits
   // the key's instantiation (ballot.i64's call is __builtin_amdgcn_ballot_w64's, not _w32's).
   std::string instantiation;
@@ -409,6 +413,34 @@ std::optional<CheckItem> census_cell_source(const Use& use, const Scope& s, Aske
   item.intrinsic = use.intrinsic;
   item.source = "census";
   return answer_or_keep(std::move(item), *census, use, asked);
+}
+
+// An intrinsic named without its overload types (`check --keys llvm.amdgcn.swmmac.f16.16x16x32.f16`): every
+// instantiation the census measured of it, weighed (intrinsic_answer), the answer naming the one that decided it.
+std::optional<CheckItem> census_intrinsic_source(const Use& use, const Scope& s, Asked&) {
+  if (s.featured || use.intrinsic.empty() || use.call || use.from_ir) return std::nullopt;
+  std::vector<CensusInstantiation> instantiations;
+  std::vector<Cell> cells;
+  if (s.column.census) {
+    auto of = s.column.census->instantiations_of.find(use.intrinsic);
+    if (of != s.column.census->instantiations_of.end())
+      for (const std::string& key : of->second) {
+        instantiations.push_back({key, use.intrinsic, {}});
+        if (std::optional<Cell> c = s.column.census->find(key, s.request.target)) cells.push_back(*c);
+      }
+  } else if (s.store) {
+    CensusMatch m = find_census(*s.store, s.request.flavor, use.intrinsic);
+    for (const CensusInstantiation& inst : m.instantiations)
+      if (inst.intrinsic == use.intrinsic) instantiations.push_back(inst);
+    cells = std::move(m.cells);
+  }
+  std::optional<Cell> cell = instantiations.empty() ? std::nullopt : intrinsic_answer(instantiations, cells, s.request.target);
+  if (!cell) return std::nullopt;
+  CheckItem item = item_from_cell(*cell);
+  item.key = use.key;
+  item.intrinsic = cell->key;
+  item.source = "census";
+  return item;
 }
 
 // Whether the flavor's LLVM has this intrinsic (nullopt: no census to say).
@@ -496,8 +528,60 @@ std::optional<CheckItem> nothing(const Use& use, const Scope& s, Asked&) {
 }
 
 // In order: the first source that answers decides.
-constexpr Source kSources[] = {foreign_target, frontend_refusal, catalog_cell, census_cell_source, on_demand, posed_otherwise,
-                               name_absent, nothing};
+constexpr Source kSources[] = {foreign_target,   frontend_refusal, catalog_cell, census_cell_source, census_intrinsic_source,
+                               on_demand,        posed_otherwise,  name_absent,  nothing};
+
+// A builtin no catalog key claims, from its own row of the front-end axis: clang's refusal or crash on the processor,
+// else each llvm.amdgcn.* call clang makes of it there, answered as that call. `answer` answers one use.
+template <typename Answer>
+std::vector<CheckItem> builtin_row_items(const FrontendKey& row, const Scope& s, const Answer& answer) {
+  const std::string processor = target_processor(s.request.target);
+  const FrontendCell* cell = s.column.frontend->find(row.key, processor);
+  auto item_of = [&](std::string status, std::string evidence, Verdict verdict) {
+    CheckItem item;
+    item.intrinsic = row.builtin;
+    item.status = std::move(status);
+    item.evidence = std::move(evidence);
+    item.source = "frontend";
+    item.verdict = verdict;
+    return std::vector<CheckItem>{item};
+  };
+  if (row.call.empty())
+    return {no_answer(row.builtin, "", s.request.flavor + "'s clang has " + row.builtin + ", but it could not be posed: " + row.reason)};
+  if (!cell)
+    return {no_answer(row.builtin, "", processor + " is not among the processors " + s.request.flavor +
+                                           "'s front-end axis asked clang about")};
+  if (s.featured)
+    return {no_answer(row.builtin, "", "the front-end axis asks clang for " + processor + " without " +
+                                           target_features(s.request.target) + "; compile the kernel itself "
+                                           "(archdb check KERNEL.hip --target " + s.request.target + ")")};
+  if (cell->crashed)
+    return item_of(std::string(status_name(Status::kToolchainCrash)),
+                   s.request.flavor + "'s clang fails on " + row.call + " for " + processor + ": " + cell->diagnostic +
+                       " (the front-end axis)",
+                   Verdict::kUnvalidated);
+  if (!cell->accepted)
+    return item_of(std::string(status_name(Status::kArchAbsent)),
+                   s.request.flavor + "'s clang refuses " + row.builtin + " for " + processor + ": " + cell->diagnostic +
+                       " (the front-end axis)",
+                   Verdict::kRefused);
+  std::vector<CheckItem> items;
+  for (const std::string& call : cell->emitted) {
+    if (!names_intrinsic(call)) continue;
+    Use use;
+    use.intrinsic = call;
+    CheckItem item = answer(use);
+    item.evidence = s.request.flavor + "'s clang makes " + row.builtin + " the call " + call + " on " + processor +
+                    (item.evidence.empty() ? "" : "; " + item.evidence);
+    items.push_back(std::move(item));
+  }
+  if (items.empty())
+    return {no_answer(row.builtin, "", s.request.flavor + "'s clang accepts " + row.builtin + " for " + processor +
+                                           " and makes no llvm.amdgcn.* call of it (" +
+                                           (cell->emitted.empty() ? std::string("no intrinsic call") : join(cell->emitted, ", ")) +
+                                           "): archdb measures what the back end does with intrinsics")};
+  return items;
+}
 
 }  // namespace
 
@@ -587,15 +671,21 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     Use use;
     use.through_frontend = request.through_frontend;
     if (names_builtin(key)) {
-      // A builtin is the catalog key whose builtin it is in the front-end axis: clang's answer, then the key's cells.
+      // A builtin is the catalog key whose builtin it is in the front-end axis: clang's answer, then the key's cells;
+      // a builtin no key claims is its own row: clang's answer, then the calls clang makes of it.
       const FrontendKey* owner = nullptr;
       if (column.frontend)
         for (const FrontendKey& k : column.frontend->keys)
           if (k.builtin == key) owner = &k;
       if (!owner) {
         result.items.push_back(no_answer(key, "", column.frontend
-            ? key + " is not in " + request.flavor + "'s front-end axis (it asks clang about the catalog keys' builtins)"
+            ? key + " is not a builtin of " + request.flavor + "'s clang (the front-end axis asks it about every "
+                    "__builtin_amdgcn_* name in its files)"
             : request.flavor + " has no front-end axis (archdb frontend --flavor " + request.flavor + ")"));
+        continue;
+      }
+      if (owner->key == key) {
+        for (CheckItem& item : builtin_row_items(*owner, scope, answer)) result.items.push_back(std::move(item));
         continue;
       }
       use.key = owner->key;
@@ -614,7 +704,7 @@ CheckResult Checker::check(const CheckRequest& request, const ColumnIndex& colum
     item.intrinsic = refusal.builtin;
     if (column.frontend)
       for (const FrontendKey& k : column.frontend->keys)
-        if (k.builtin == refusal.builtin) item.key = k.key;
+        if (k.builtin == refusal.builtin && k.key != k.builtin) item.key = k.key;
     item.status = std::string(status_name(refusal.unknown ? Status::kNameAbsent : Status::kArchAbsent));
     item.evidence = "clang refuses it compiling the kernel for " + request.target + ": " + refusal.diagnostic;
     item.source = "frontend";

@@ -43,6 +43,7 @@ struct CensusIndex {
   std::vector<std::string> processors;   // sorted
   std::map<std::string, std::vector<Group>, std::less<>> by_name;
   std::set<std::string, std::less<>> intrinsics;  // every llvm.amdgcn.* intrinsic of the flavor (base names)
+  std::map<std::string, std::vector<std::string>, std::less<>> instantiations_of;  // intrinsic -> its rows, sorted
   size_t groups = 0;
   size_t cells = 0;  // cells stood for (groups x their processors)
 

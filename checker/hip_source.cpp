@@ -25,23 +25,6 @@ bool is_hip_source(const std::string& path) {
   return kExtensions.count(fs::path(path).extension().string()) > 0;
 }
 
-namespace {
-
-bool is_executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
-
-std::string find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return is_executable(name) ? name : "";
-  const char* path = std::getenv("PATH");
-  for (const std::string& dir : split(path ? path : "", ':'))
-    if (!dir.empty() && is_executable(fs::path(dir) / name)) return (fs::path(dir) / name).string();
-  return "";
-}
-
-}  // namespace
-
 std::string clang_for_flavor(const std::string& flavor, const std::string& compiler) {
   if (!compiler.empty()) {
     std::string found = find_program(compiler);

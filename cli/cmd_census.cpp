@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include <fmt/core.h>
 
@@ -13,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "db/census.h"
+#include "db/frontend.h"
 #include "probe/census.h"
 #include "llvm/toolchain.h"
 #include "support/error.h"
@@ -113,6 +115,15 @@ int census_command(const Context& ctx, const CensusArgs& args) {
   options.max_candidates = args.max_candidates;
   options.immarg_sweep = parse_immarg_sweep(args.immarg_sweep);
   options.progress = ::isatty(2);
+  {
+    auto store = ctx.open_store();
+    if (std::optional<Frontend> fe = load_frontend(*store, args.flavor)) {
+      std::set<std::string> calls;
+      for (const FrontendCell& c : fe->cells) calls.insert(c.emitted.begin(), c.emitted.end());
+      options.clang_calls.assign(calls.begin(), calls.end());
+      options.clang = fe->provenance.clang;
+    }
+  }
   bool partial = !options.intrinsics.empty() || !options.processors.empty();
 
   CensusRun run = run_census(options);
@@ -129,6 +140,9 @@ int census_command(const Context& ctx, const CensusArgs& args) {
   for (size_t r = 0; r < run.search.size(); ++r)
     std::printf("search round %zu: %zu intrinsics lowered nowhere, %zu candidates measured, %zu lowered\n", r + 1,
                 run.search[r].intrinsics, run.search[r].candidates, run.search[r].found);
+  std::printf("clang's instantiations: %zu llvm.amdgcn.* calls clang makes of its builtins, %zu of them new rows "
+              "measured everywhere, %zu unread\n", run.clang.calls, run.clang.rows, run.clang.unread.size());
+  for (const std::string& u : run.clang.unread) std::printf("  unread: %s\n", u.c_str());
   std::printf("layout search: %zu intrinsics sought where their family lowers, %zu candidates measured, %zu kept\n",
               run.layout.intrinsics, run.layout.candidates, run.layout.found);
   std::printf("the slowest kernel answered took %.1f ms of CPU time (budgets %d ms, %d ms on the retry)\n",

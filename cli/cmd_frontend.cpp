@@ -63,6 +63,12 @@ struct Views {
     if (fe)
       for (const auto& e : fe->emitted)
         if (e.rfind("llvm.amdgcn.", 0) == 0) names.push_back(e);
+    // Where clang refuses the builtin, the calls it makes of it where it accepts it.
+    if (names.empty() && frontend)
+      for (const FrontendCell& other : frontend->cells)
+        if (other.key == key && other.accepted)
+          for (const auto& e : other.emitted)
+            if (e.rfind("llvm.amdgcn.", 0) == 0 && std::find(names.begin(), names.end(), e) == names.end()) names.push_back(e);
     if (auto i = intrinsic_of_key.find(key); i != intrinsic_of_key.end()) names.push_back(i->second);
     for (const auto& n : names)
       if (const Cell* c = census->find(n, target)) return {c, "census"};
@@ -98,7 +104,7 @@ std::vector<Disagreement> disagreements_of(const Views& v) {
     std::string kind;
     if (c.accepted && (s == Status::kArchAbsent || s == Status::kNameAbsent || s == Status::kSignatureMismatch))
       kind = "front end accepts, back end cannot lower";
-    else if (!c.accepted && s == Status::kOk)
+    else if (!c.accepted && !c.crashed && s == Status::kOk)
       kind = "front end refuses, back end lowers";
     else if (c.accepted && is_toolchain_failure(s))
       kind = "front end accepts, back end crashes or hangs";
@@ -109,8 +115,9 @@ std::vector<Disagreement> disagreements_of(const Views& v) {
 }
 
 std::string fe_text(const FrontendCell& c) {
-  return c.accepted ? "accepted" + (c.emitted.empty() ? std::string(" (no intrinsic call)") : " (" + join(c.emitted, ", ") + ")")
-                    : "rejected: " + c.diagnostic;
+  return c.accepted  ? "accepted" + (c.emitted.empty() ? std::string(" (no intrinsic call)") : " (" + join(c.emitted, ", ") + ")")
+         : c.crashed ? "crashed: " + c.diagnostic
+                     : "rejected: " + c.diagnostic;
 }
 
 // ---- reproducers: one line each, stock LLVM tools ----
@@ -368,12 +375,24 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
     md += "No front-end measurement for " + flavor + " (`archdb frontend --flavor " + flavor + "`).\n\n";
   } else {
     md += "Clang (" + v.frontend->provenance.clang + ") accepts the builtin for the processor and the back end "
-          "cannot lower its intrinsic there, or the reverse. Both diagnostics, then a reproducer for each side.\n\n";
+          "cannot lower its intrinsic there, or the reverse. Both diagnostics, then a reproducer for each side, on the "
+          "first of the processors where they are the same.\n\n";
     if (d.empty()) md += "None.\n\n";
     else
-      md += "| key | processor | disagreement | front end | back end | clang reproducer | llc reproducer |\n"
+      md += "| key | processors | disagreement | front end | back end | clang reproducer | llc reproducer |\n"
             "|---|---|---|---|---|---|---|\n";
+    // One row per key, kind and pair of diagnostics, the processors listed.
+    std::vector<std::pair<const Disagreement*, std::vector<std::string>>> rows;
+    std::map<std::string, size_t> row_of;
     for (const auto& x : d) {
+      std::string id = x.key + "\t" + x.kind + "\t" + fe_text(*x.fe) + "\t" + std::string(status_name(x.be.cell->status)) +
+                       x.be.source + cell_detail(*x.be.cell);
+      auto [it, fresh] = row_of.emplace(id, rows.size());
+      if (fresh) rows.push_back({&x, {}});
+      rows[it->second].second.push_back(x.target);
+    }
+    for (const auto& [first, targets] : rows) {
+      const Disagreement& x = *first;
       std::string why, llc = "(not posed)";
       std::string title = x.key + " on " + x.target + ": " + x.kind;
       std::string clang = reproducer_ref(title + " (front end)", clang_reproducer(x.call, flavor, x.target));
@@ -384,7 +403,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
           if (!module.empty()) llc = reproducer_ref(title + " (back end)", llc_reproducer(module, flavor, x.target, false));
         }
       }
-      md += "| " + x.key + " | " + x.target + " | " + x.kind + " | " + md_escape(fe_text(*x.fe)) + " | " +
+      md += "| " + x.key + " | " + join(targets, ", ") + " | " + x.kind + " | " + md_escape(fe_text(*x.fe)) + " | " +
             md_escape(std::string(status_name(x.be.cell->status)) + " (" + x.be.source + "): " + cell_detail(*x.be.cell)) +
             " | " + clang + " | " + llc + " |\n";
     }
@@ -431,14 +450,18 @@ int frontend_command(const Context& ctx, const std::string& flavor, std::string 
   for (const auto& e : catalog.entries) {
     const DeclSpec& s = e.spec_for(flavor);
     if (s.name.rfind("llvm.amdgcn.", 0) != 0) continue;
-    options.keys.push_back({e.key, s.name});
+    auto measured = resolved.find(e.key);
+    options.keys.push_back({e.key, s.name, measured == resolved.end() ? "" : measured->second});
   }
+  options.builtins = clang_builtin_names(clang);
   Frontend fe = measure_frontend(options);
-  std::printf("%s front end (%s): %zu catalog keys posing llvm.amdgcn.* intrinsics on %zu processors: %d accepted, %d "
-              "rejected; %d keys without a builtin, %d builtins not posed\n",
-              flavor.c_str(), fe.provenance.clang.c_str(), options.keys.size(), fe.provenance.processors.size(),
-              fe.provenance.counts["accepted"], fe.provenance.counts["rejected"], fe.provenance.counts["no_builtin"],
-              fe.provenance.counts["not_posed"]);
+  std::printf("%s front end (%s): %zu catalog keys posing llvm.amdgcn.* intrinsics and %d other builtins (of %d names in "
+              "clang's files, %d declared) on %zu processors: %d accepted, %d rejected; %d keys without a builtin, %d "
+              "builtins not posed\n",
+              flavor.c_str(), fe.provenance.clang.c_str(), options.keys.size(),
+              static_cast<int>(fe.keys.size() - options.keys.size()), fe.provenance.builtin_names["in_clang"],
+              fe.provenance.builtin_names["declared"], fe.provenance.processors.size(), fe.provenance.counts["accepted"],
+              fe.provenance.counts["rejected"], fe.provenance.counts["no_builtin"], fe.provenance.counts["not_posed"]);
   if (partial) {
     std::printf("a partial front end (--processors) is not stored or committed\n");
     return kExitOk;
@@ -466,7 +489,8 @@ int disagreements_command(const Context& ctx, const std::string& flavor, bool js
       j["builtin"] = x.builtin;
       j["call"] = x.call;
       j["frontend"] = x.fe->accepted ? nlohmann::ordered_json{{"status", "accepted"}, {"emitted", x.fe->emitted}}
-                                     : nlohmann::ordered_json{{"status", "rejected"}, {"diagnostic", x.fe->diagnostic}};
+                                     : nlohmann::ordered_json{{"status", x.fe->crashed ? "crashed" : "rejected"},
+                                                              {"diagnostic", x.fe->diagnostic}};
       nlohmann::ordered_json be = cell_to_json(*x.be.cell);
       be["source"] = x.be.source;
       j["backend"] = be;
@@ -507,6 +531,22 @@ void refuse_unmeasured_instantiation(const Store& store, const std::vector<std::
                         join(measured, ", ") + " only (one instantiation's answer says nothing of another's)");
     }
   }
+}
+}  // namespace
+
+namespace {
+// The intrinsic's answer on each processor (intrinsic_answer) where the name is an intrinsic with more than one
+// instantiation; empty otherwise.
+std::vector<std::pair<std::string, Cell>> weighed(const CensusMatch& m, const std::vector<std::string>& only_targets) {
+  std::vector<std::pair<std::string, Cell>> out;
+  if (m.instantiations.size() < 2) return out;
+  std::set<std::string> targets;
+  for (const Cell& c : m.cells)
+    if (only_targets.empty() || std::find(only_targets.begin(), only_targets.end(), c.target) != only_targets.end())
+      targets.insert(c.target);
+  for (const std::string& t : targets)
+    if (std::optional<Cell> c = intrinsic_answer(m.instantiations, m.cells, t)) out.push_back({t, *c});
+  return out;
 }
 }  // namespace
 
@@ -552,6 +592,10 @@ bool query_census(const Context& ctx, const Store& store, const std::string& nam
         insts.push_back(ij);
       }
       col["instantiations"] = insts;
+      nlohmann::ordered_json answers = nlohmann::ordered_json::object();
+      for (const auto& [target, c] : weighed(m, only_targets))
+        answers[target] = {{"status", status_name(c.status)}, {"instantiation", c.key}, {"evidence", c.evidence}};
+      if (!answers.empty()) col["intrinsic_answer"] = answers;
       fl[f] = col;
     }
     out["flavors"] = fl;
@@ -569,6 +613,14 @@ bool query_census(const Context& ctx, const Store& store, const std::string& nam
         if (c.key == i.key && shown(c)) t.add({"  " + c.target, std::string(status_name(c.status)), cell_detail(c)});
       std::fputs(t.render().c_str(), stdout);
     }
+    std::vector<std::pair<std::string, Cell>> answers = weighed(m, only_targets);
+    if (answers.empty()) continue;
+    std::printf("\n%s census: %s on each processor, over its %zu instantiations (ok where any lowers, refused where "
+                "every one is)\n",
+                f.c_str(), m.instantiations.front().intrinsic.c_str(), m.instantiations.size());
+    Table t({"  processor", "status", "instantiation"});
+    for (const auto& [target, c] : answers) t.add({"  " + target, std::string(status_name(c.status)), c.key});
+    std::fputs(t.render().c_str(), stdout);
   }
   return true;
 }

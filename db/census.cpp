@@ -448,6 +448,31 @@ CensusMatch find_census(const Store& store, const std::string& flavor, const std
   return m;
 }
 
+std::optional<Cell> intrinsic_answer(const std::vector<CensusInstantiation>& instantiations, const std::vector<Cell>& cells,
+                                     const std::string& target) {
+  const Cell* ok = nullptr;
+  const Cell* refusal = nullptr;
+  const Cell* non_answer = nullptr;
+  std::vector<std::string> weighed;
+  for (const CensusInstantiation& inst : instantiations)
+    for (const Cell& c : cells) {
+      if (c.key != inst.key || c.target != target) continue;
+      weighed.push_back(inst.key);
+      const Cell*& slot = c.status == Status::kOk ? ok : is_answer(c.status) ? refusal : non_answer;
+      if (!slot) slot = &c;
+    }
+  const Cell* chosen = ok ? ok : non_answer ? non_answer : refusal;
+  if (!chosen) return std::nullopt;
+  Cell answer = *chosen;
+  if (weighed.size() > 1) {
+    std::string of = "of " + std::to_string(weighed.size()) + " instantiations (" + join(weighed, ", ") + "): ";
+    answer.evidence = of + (ok ? answer.key + " lowers" : non_answer ? answer.key + " has no answer"
+                                                                   : "every one refused, " + answer.key + " thus") +
+                      (answer.evidence.empty() ? "" : "; " + answer.evidence);
+  }
+  return answer;
+}
+
 std::optional<Cell> census_cell(const Store& store, const std::string& flavor, const std::string& name,
                                 const std::string& target) {
   Stmt q(store.handle(), "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1 AND key = ?2");

@@ -103,6 +103,12 @@ struct CensusMatch {
   std::optional<CensusNotProbed> not_probed;
 };
 CensusMatch find_census(const Store& store, const std::string& flavor, const std::string& name);
+// The answer for an intrinsic's name on one processor over every instantiation the census measured of it (`cells`
+// holds theirs): ok where any of them lowers (the first, in row order), a refusal only where every one was refused
+// (the first refusal), else the first non-answer; its evidence names the instantiations weighed. nullopt: no cell
+// of the processor.
+std::optional<Cell> intrinsic_answer(const std::vector<CensusInstantiation>& instantiations, const std::vector<Cell>& cells,
+                                     const std::string& target);
 // `name` with the "llvm.amdgcn." prefix, added where it is left out ("cos" -> "llvm.amdgcn.cos").
 std::string full_intrinsic_name(const std::string& name);
 // One census cell by the instantiation's name (the intrinsic name a kernel's IR calls), looked up on demand.

@@ -20,9 +20,11 @@ namespace {
 
 constexpr auto kReplaceInvalid = nlohmann::json::error_handler_t::replace;
 constexpr const char* kTitle =
-    "# archdb front end: does clang of this flavor accept each catalog key's builtin for each processor "
-    "(README.md, \"The front-end axis\")";
-constexpr const char* kCountNames[] = {"accepted", "rejected", "not_posed", "no_builtin"};
+    "# archdb front end: does clang of this flavor accept each of its amdgcn builtins (a catalog key's under the key) "
+    "for each processor (README.md, \"The front-end axis\")";
+constexpr const char* kCountNames[] = {"accepted", "rejected", "crashed", "not_posed", "no_builtin"};
+
+const char* answer_name(const FrontendCell& c) { return c.accepted ? "accepted" : c.crashed ? "crashed" : "rejected"; }
 
 bool cell_less(const FrontendCell& a, const FrontendCell& b) {
   return a.key != b.key ? a.key < b.key : a.target < b.target;
@@ -35,6 +37,7 @@ nlohmann::ordered_json provenance_json(const FrontendProvenance& p) {
   j["clang"] = p.clang;
   j["command"] = p.command;
   j["processors"] = p.processors;
+  if (!p.builtin_names.empty()) j["builtin_names"] = p.builtin_names;
   nlohmann::ordered_json counts;
   for (const char* n : kCountNames) {
     auto it = p.counts.find(n);
@@ -54,6 +57,8 @@ FrontendProvenance provenance_from(const nlohmann::ordered_json& j) {
     p.command = j.at("command").get<std::vector<std::string>>();
     p.processors = j.at("processors").get<std::vector<std::string>>();
     for (const auto& [name, n] : j.at("counts").items()) p.counts[name] = n.get<int>();
+    if (j.contains("builtin_names"))
+      for (const auto& [name, n] : j.at("builtin_names").items()) p.builtin_names[name] = n.get<int>();
   } catch (const nlohmann::json::exception& e) {
     throw std::invalid_argument(std::string("malformed provenance: ") + e.what());
   }
@@ -80,7 +85,7 @@ void Frontend::sort() {
 void Frontend::recount() {
   provenance.counts.clear();
   for (const char* n : kCountNames) provenance.counts[n] = 0;
-  for (const auto& c : cells) provenance.counts[c.accepted ? "accepted" : "rejected"]++;
+  for (const auto& c : cells) provenance.counts[answer_name(c)]++;
   for (const auto& k : keys) {
     if (k.builtin.empty()) provenance.counts["no_builtin"]++;
     else if (k.call.empty()) provenance.counts["not_posed"]++;
@@ -125,15 +130,15 @@ std::string render_frontend(const Frontend& fe) {
     while (c < fe.cells.size() && fe.cells[c].key < k.key) ++c;
     for (; c < fe.cells.size() && fe.cells[c].key == k.key; ++c) {
       const FrontendCell& cell = fe.cells[c];
-      std::string id = std::string(cell.accepted ? "accepted" : "rejected") + "\t" +
+      std::string id = std::string(answer_name(cell)) + "\t" +
                        detail(cell).dump(-1, ' ', false, kReplaceInvalid);
       auto [it, fresh] = index.emplace(id, groups.size());
       if (fresh) groups.push_back({id, {}});
       groups[it->second].second.push_back(cell.target);
     }
     std::stable_sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
-      bool aa = a.first.rfind("accepted", 0) == 0, ba = b.first.rfind("accepted", 0) == 0;
-      if (aa != ba) return aa;
+      auto rank = [](const std::string& id) { return id.rfind("accepted", 0) == 0 ? 0 : id.rfind("rejected", 0) == 0 ? 1 : 2; };
+      if (rank(a.first) != rank(b.first)) return rank(a.first) < rank(b.first);
       return a.second.front() < b.second.front();
     });
     for (const auto& [id, targets] : groups) {
@@ -205,7 +210,8 @@ Frontend parse_frontend(const std::string& text, const std::string& label) {
         size_t s2 = s1 == std::string::npos ? s1 : f[g].find(' ', s1 + 1);
         if (s2 == std::string::npos) throw fail("malformed group");
         std::string status = f[g].substr(0, s1);
-        if (status != "accepted" && status != "rejected") throw fail("unknown front-end status '" + status + "'");
+        if (status != "accepted" && status != "rejected" && status != "crashed")
+          throw fail("unknown front-end status '" + status + "'");
         nlohmann::json d = nlohmann::json::parse(f[g].substr(s2 + 1), nullptr, false);
         if (!d.is_object()) throw fail("a group's detail must be a JSON object");
         for (const auto& t : split(f[g].substr(s1 + 1, s2 - s1 - 1), ',')) {
@@ -215,26 +221,30 @@ Frontend parse_frontend(const std::string& text, const std::string& label) {
           c.key = k.key;
           c.target = t;
           c.accepted = status == "accepted";
+          c.crashed = status == "crashed";
           try {
             if (c.accepted) c.emitted = d.at("emitted").get<std::vector<std::string>>();
             else c.diagnostic = d.at("diagnostic").get<std::string>();
           } catch (const nlohmann::json::exception& e) {
             throw fail(std::string("malformed group detail: ") + e.what());
           }
-          if (!c.accepted && c.diagnostic.empty()) throw fail("a rejection without clang's diagnostic");
+          if (!c.accepted && c.diagnostic.empty()) throw fail("a rejection or crash without clang's words");
           fe.cells.push_back(std::move(c));
         }
       }
       if (seen.size() != processors.size())
         throw fail(k.key + " has " + std::to_string(seen.size()) + " of " + std::to_string(processors.size()) + " processors");
     }
-    if (!is_valid_key(k.key)) throw fail("invalid key '" + k.key + "'");
+    if (!is_valid_key(k.key) && !names_builtin(k.key)) throw fail("invalid key '" + k.key + "' (neither a catalog key nor a builtin)");
+    if (names_builtin(k.key) && k.builtin != k.key && !k.builtin.empty())
+      throw fail("a builtin's row names another builtin '" + k.builtin + "'");
     for (const auto& other : fe.keys)
       if (other.key == k.key) throw fail("key " + k.key + " appears twice");
     fe.keys.push_back(std::move(k));
   }
   if (in_header) throw fail("no rows");
   FrontendProvenance stated = fe.provenance;
+  for (const char* n : kCountNames) stated.counts.emplace(n, 0);  // a file from before a count was kept has none
   fe.sort();
   fe.recount();
   if (stated.counts != fe.provenance.counts) throw input_error(label + ": counts in the header disagree with the rows");
@@ -271,7 +281,7 @@ void store_frontend(Store& store, const Frontend& fe, const std::string& source_
     key.bind(1, fe.provenance.flavor).bind(2, k.key).bind_or_null(3, k.builtin).bind_or_null(4, k.call).bind_or_null(5, k.reason).run();
   Stmt cell(db, "INSERT INTO frontend_cell(flavor, key, target, status, diagnostic, emitted) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   for (const auto& c : fe.cells) {
-    cell.bind(1, fe.provenance.flavor).bind(2, c.key).bind(3, c.target).bind(4, c.accepted ? "accepted" : "rejected");
+    cell.bind(1, fe.provenance.flavor).bind(2, c.key).bind(3, c.target).bind(4, answer_name(c));
     cell.bind_or_null(5, c.accepted ? "" : c.diagnostic);
     cell.bind_or_null(6, c.accepted ? nlohmann::json(c.emitted).dump() : "");
     cell.run();
@@ -302,6 +312,7 @@ std::optional<Frontend> load_frontend(const Store& store, const std::string& fla
     c.key = qc.text(0);
     c.target = qc.text(1);
     c.accepted = qc.text(2) == "accepted";
+    c.crashed = qc.text(2) == "crashed";
     c.diagnostic = qc.text(3);
     if (!qc.is_null(4)) c.emitted = stored_string_list(db, qc.text(4));
     fe.cells.push_back(std::move(c));

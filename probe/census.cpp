@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -106,6 +108,46 @@ struct Pending {
 };
 
 }  // namespace
+
+std::optional<std::vector<std::string>> overload_types_of_mangled(const std::string& mangled, std::string& why) {
+  llvm::Intrinsic::ID id = compat::lookup_intrinsic_id(mangled);
+  if (id == llvm::Intrinsic::not_intrinsic) {
+    why = "not an intrinsic of this LLVM";
+    return std::nullopt;
+  }
+  std::string base = llvm::Intrinsic::getBaseName(id).str();
+  if (!llvm::Intrinsic::isOverloaded(id)) {
+    if (mangled == base) return std::vector<std::string>{};
+    why = "not overloaded, yet named " + mangled;
+    return std::nullopt;
+  }
+  if (mangled.size() <= base.size() + 1 || mangled[base.size()] != '.') {
+    why = "overloaded, yet named without types";
+    return std::nullopt;
+  }
+  static const std::regex kVector(R"(v(\d+)(.+))");
+  auto scalar = [](const std::string& t) -> std::optional<std::string> {
+    static const std::map<std::string, std::string> kFloats = {{"f16", "half"}, {"bf16", "bfloat"}, {"f32", "float"}, {"f64", "double"}};
+    if (auto f = kFloats.find(t); f != kFloats.end()) return f->second;
+    if (t.size() > 1 && t[0] == 'i' && std::all_of(t.begin() + 1, t.end(), ::isdigit)) return t;
+    return std::nullopt;
+  };
+  std::vector<std::string> types;
+  for (const std::string& piece : split(mangled.substr(base.size() + 1), '.')) {
+    std::smatch m;
+    if (auto t = scalar(piece)) {
+      types.push_back(*t);
+    } else if (std::regex_match(piece, m, kVector) && scalar(m[2].str())) {
+      types.push_back("<" + m[1].str() + " x " + *scalar(m[2].str()) + ">");
+    } else if (piece.size() > 1 && piece[0] == 'p' && std::all_of(piece.begin() + 1, piece.end(), ::isdigit)) {
+      types.push_back(piece == "p0" ? "ptr" : "ptr addrspace(" + piece.substr(1) + ")");
+    } else {
+      why = "its overload type '" + piece + "' is not read here";
+      return std::nullopt;
+    }
+  }
+  return types;
+}
 
 std::vector<std::string> amdgcn_intrinsic_names() {
   std::vector<std::string> out;
@@ -447,6 +489,55 @@ CensusRun run_census(const CensusOptions& options) {
     std::vector<Cell> measured = measure(found, probe);
     run.census.cells.insert(run.census.cells.end(), measured.begin(), measured.end());
   };
+  // ---- clang's instantiations: every call clang makes of a builtin that is no row yet, measured everywhere ----
+  {
+    std::map<std::string, size_t> pending_of;  // intrinsic -> index into pending
+    for (size_t i = 0; i < pending.size(); ++i) pending_of[pending[i].name] = i;
+    std::set<std::string> rows;
+    for (const auto& inst : run.census.instantiations) rows.insert(inst.key);
+    std::set<std::string> calls;
+    for (const std::string& call : options.clang_calls)
+      if (call.rfind(kPrefix, 0) == 0) calls.insert(call);
+    std::vector<DeclSpec> specs;
+    std::vector<std::pair<size_t, std::string>> owner;  // spec -> (pending, call)
+    for (const std::string& call : calls) {
+      std::string why;
+      std::optional<std::vector<std::string>> types = overload_types_of_mangled(call, why);
+      if (!types) {
+        run.clang.unread.push_back(call + ": " + why);
+        continue;
+      }
+      llvm::Intrinsic::ID id = compat::lookup_intrinsic_id(call);
+      auto p = pending_of.find(llvm::Intrinsic::getBaseName(id).str());
+      if (p == pending_of.end()) continue;  // outside the intrinsics asked (--intrinsics)
+      ++run.clang.calls;
+      if (rows.count(call) || !pending[p->second].not_probed.empty()) continue;
+      DeclSpec spec;
+      spec.kind = DeclSpec::Kind::kIntrinsic;
+      spec.name = pending[p->second].name;
+      spec.overloaded = pending[p->second].overloaded;
+      spec.overload_types = *types;
+      specs.push_back(std::move(spec));
+      owner.push_back({p->second, call});
+    }
+    Catalog found;
+    found.path = "(census: clang's instantiations)";
+    if (!specs.empty()) {
+      std::vector<ResolveOutcome> outcomes = resolve_declarations(specs, probe, *executor);
+      for (size_t k = 0; k < specs.size(); ++k) {
+        const Resolution& r = outcomes[k].resolution;
+        if (r.kind != Resolution::Kind::kResolved || r.intrinsic != owner[k].second) {
+          run.clang.unread.push_back(owner[k].second + ": LLVM resolves its declaration " +
+                                     (r.kind == Resolution::Kind::kResolved ? "to " + r.intrinsic : "to nothing: " + r.evidence));
+          continue;
+        }
+        keep(owner[k].first, {r.intrinsic, specs[k].name, specs[k].overload_types}, found);
+      }
+    }
+    run.clang.rows = found.entries.size();
+    measure_everywhere(found);
+  }
+
   std::vector<std::string> representatives;
   for (const char* r : kSearchProcessors)
     if (std::binary_search(processors.begin(), processors.end(), std::string(r))) representatives.push_back(r);
@@ -561,6 +652,8 @@ CensusRun run_census(const CensusOptions& options) {
   posing["search"] = {{"rounds", options.search_rounds}, {"width", options.search_width}, {"processors", representatives}};
   posing["layout_search"] = {{"width", options.layout_width}, {"families", {"matrix (wmma, swmmac)", "lane mask (ballot, inverse.ballot)", "transposing load (*.tr*)"}}};
   posing["retries_in_parallel"] = true;
+  if (!options.clang_calls.empty())
+    posing["clang_instantiations"] = {{"clang", options.clang}, {"calls", run.clang.calls}, {"rows", run.clang.rows}};
   prov.probe = posing;
   prov.processors = processors;
   for (const auto& p : processors)

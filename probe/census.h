@@ -39,6 +39,11 @@
 //                     combinations in the order of the sum of their slots' ranks (one step from the first
 //                     before two steps), not with the last slot varying fastest.
 //
+// Clang's instantiations. Every call clang of the same flavor makes of a builtin on any processor (the front-end
+// axis, db/frontend.h) whose instantiation is not a row yet becomes one, measured on every processor, before the
+// searches: the overload types are read from its mangled name (LLVM's mangling: i32, f16, bf16, v8f32, p3) and the
+// declaration must resolve to that same name.
+//
 // The search. An overloaded intrinsic none of whose measured instantiations lowers on any processor tries its
 // next accepted candidates (search_width a round, search_rounds rounds) on one processor of each generation
 // (kSearchProcessors); the first that lowers on one of them is measured on every processor and kept as a row
@@ -74,6 +79,10 @@ struct CensusOptions {
   std::string flavor;                     // the linked LLVM's flavor
   std::vector<std::string> intrinsics;    // only these (exact names); empty: every llvm.amdgcn.* intrinsic
   std::vector<std::string> processors;    // only these; empty: every gfx processor
+  // The calls clang of the same flavor makes of its builtins (the front-end axis's emitted names, mangled): each
+  // that is not a row yet becomes one, measured on every processor (clang's instantiations).
+  std::vector<std::string> clang_calls;
+  std::string clang;                      // clang's version line, for the provenance
   int jobs = 0;
   // Budgets per probe kernel (see README "The census"): CPU time on the first attempt and on the retry of a
   // crash or hang, and a wall-clock backstop for a hang that does not spend CPU (the catalog's is 60 s).
@@ -107,9 +116,19 @@ struct CensusRun {
   };
   std::vector<SearchRound> search;
   SearchRound layout;                     // the layout search: intrinsics sought, candidates, kept
+  struct ClangCalls {
+    size_t calls = 0;                     // distinct llvm.amdgcn.* calls clang makes of its builtins
+    size_t rows = 0;                      // those that were no row yet, measured everywhere
+    std::vector<std::string> unread;      // "name: why" for calls whose overload types could not be read
+  } clang;
   double plan_seconds = 0;                // enumeration and instantiation
   double seconds = 0;                     // the whole census
 };
+
+// The overload types of a mangled intrinsic name ("llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16" ->
+// {"<8 x float>", "<16 x half>"}), as the census writes them; nullopt, with `why`, where it is not an overloaded
+// intrinsic of this LLVM or its suffix is not read here (structs, functions).
+std::optional<std::vector<std::string>> overload_types_of_mangled(const std::string& mangled, std::string& why);
 
 // Throws Error for an unknown intrinsic or processor named in the options.
 // How the census poses its kernels (budgets, retries, the sweep), for anything that measures an instantiation

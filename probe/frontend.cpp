@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,8 @@
 #include "probe/pool.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/spawn.h"
+#include "support/text.h"
 
 extern char** environ;
 
@@ -124,19 +127,24 @@ struct Arg {
   std::string type;  // as clang named it; empty while unknown (an argument of type Z is passed)
   bool literal = false;
   long long value = 0;
+
+  // A literal as source: a const char * is a synchronisation scope (fence, atomic inc/dec, cooperative atomics),
+  // which clang wants as a string literal.
+  std::string literal_text() const { return type == "const char *" ? "\"agent\"" : std::to_string(value); }
 };
 
 // One builtin on its way to being posed.
 struct Posed {
-  size_t key = 0;  // index into the options' keys
-  std::string base;     // the naming convention's name
-  std::string builtin;  // the name posed: the base, or its _w32 / _w64 variant
+  std::string builtin;
   int arity = -1;
+  bool confirming_no_arguments = false;  // accepted with none: asked again with one, which clang must refuse
+  std::set<std::string> sema_features;   // target features Sema is asked with: those it named checking the builtin
+  size_t sema_processor = 0;             // which processor Sema is asked on: the next where the features named do
+                                         // not satisfy it
   std::vector<Arg> args;
   bool done = false;
-  std::string failure;  // not posable (or no builtin, with no_builtin)
-  bool no_builtin = false;
-  int variants_tried = 0;
+  std::string failure;      // why it could not be posed
+  bool undeclared = false;  // clang has no builtin of this name
 };
 
 struct Emitted {
@@ -156,7 +164,7 @@ std::string function_source(const Posed& p, size_t index, int& line, Emitted& wh
   where.arg_lines.clear();
   for (size_t i = 0; i < p.args.size(); ++i) {
     const Arg& a = p.args[i];
-    std::string value = a.type.empty() && !a.literal ? "z" : a.literal ? std::to_string(a.value) : "a" + std::to_string(i);
+    std::string value = a.type.empty() && !a.literal ? "z" : a.literal ? a.literal_text() : "a" + std::to_string(i);
     text += value + (i + 1 < p.args.size() ? ",\n" : "\n");
     where.arg_lines.push_back(line);
     ++line;
@@ -174,7 +182,7 @@ std::string one_line(const Posed& p) {
   for (size_t i = 0; i < p.args.size(); ++i) {
     const Arg& a = p.args[i];
     if (!a.literal) params += (params.empty() ? "" : ", ") + as_source_type(a.type) + " a" + std::to_string(i);
-    args += (i ? ", " : "") + (a.literal ? std::to_string(a.value) : "a" + std::to_string(i));
+    args += (i ? ", " : "") + (a.literal ? a.literal_text() : "a" + std::to_string(i));
   }
   return "extern \"C\" __attribute__((device)) void probe(" + params + ") { (void)" + p.builtin + "(" + args + "); }";
 }
@@ -193,7 +201,9 @@ std::vector<Diagnostic> errors_of(const std::string& stderr_text) {
     std::string line = stderr_text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
     pos = nl == std::string::npos ? stderr_text.size() : nl + 1;
     std::smatch m;
-    if (std::regex_match(line, m, kError)) out.push_back({std::stoi(m[1].str()), m[2].str()});
+    // A function is named as the record writes it (probe), not as this run numbered it.
+    static const std::regex kFunction(R"('(?:archdb_probe::)?k\d+')");
+    if (std::regex_match(line, m, kError)) out.push_back({std::stoi(m[1].str()), std::regex_replace(m[2].str(), kFunction, "'probe'")});
   }
   return out;
 }
@@ -215,7 +225,23 @@ constexpr int kPreambleLines = 1;
 
 std::vector<std::string> base_command(const std::string& clang, const std::string& processor) {
   return {clang, "-x", "hip", "--cuda-device-only", "-nogpulib", "-nogpuinc", "--offload-arch=" + processor, "-w",
-          "-ferror-limit=0"};
+          "-ferror-limit=0", "-fno-crash-diagnostics"};
+}
+
+// Every integer literal of the call takes the next value of the probe's immarg sweep together (0, 1, 2, 4), as a
+// kernel would pass a legal size, mode or ordering; false when they differ or the sweep is over.
+bool next_literals(Posed& p) {
+  long long shared = -1;
+  bool same = true;
+  for (const auto& a : p.args)
+    if (a.literal && a.type != "const char *") {
+      if (shared >= 0 && a.value != shared) same = false;
+      shared = a.value;
+    }
+  if (!same || shared < 0 || shared >= 4) return false;
+  for (auto& a : p.args)
+    if (a.literal && a.type != "const char *") a.value = shared == 0 ? 1 : shared * 2;
+  return true;
 }
 
 // Moves a builtin one step closer to being posed, from the first error clang gave about it.
@@ -230,24 +256,48 @@ void advance(Posed& p, const Diagnostic* error) {
     return nullptr;
   };
   if (!error) {
-    if (p.arity < 0) p.arity = 0;
+    if (p.confirming_no_arguments) {
+      p.failure = "clang checks no arguments of it in Sema (custom type checking), so its parameter types cannot be "
+                  "asked of clang";
+      return;
+    }
+    if (p.arity < 0) {  // accepted with no arguments: unless clang refuses one, it checks none
+      p.arity = 0;
+      p.confirming_no_arguments = true;
+      p.args.assign(1, Arg{});
+      return;
+    }
     if (first_unknown()) p.failure = "clang accepts an argument of an empty struct type here";
     else p.done = true;
     return;
   }
   const std::string& m = error->message;
   std::smatch g;
-  if (m.find("use of undeclared identifier '" + p.builtin + "'") != std::string::npos) {
-    // Where clang has only wave-size variants of the builtin, the wave32 one, then the wave64 one.
-    if (p.variants_tried < 2) {
-      p.builtin = p.base + (p.variants_tried == 0 ? "_w32" : "_w64");
-      ++p.variants_tried;
-      p.arity = -1;
+  if (p.confirming_no_arguments) {
+    if (std::regex_search(m, g, std::regex(R"(too many arguments to function call, expected 0,)"))) {
       p.args.clear();
-      return;
+      p.confirming_no_arguments = false;
+      p.done = true;
+    } else {
+      p.failure = "clang accepts it with no arguments and with one (" + clean_evidence(m) +
+                  "): it checks no arguments of it in Sema (custom type checking)";
     }
-    p.no_builtin = true;
-    p.failure = "clang has no " + p.base + " (the naming convention's name), nor " + p.base + "_w32 or _w64";
+    return;
+  }
+  static const std::regex kFeatures(R"(needs target feature ([A-Za-z0-9_.,|()+-]+))");
+  if (std::regex_search(m, g, kFeatures)) {  // Sema checks the builtin's features: asked again with them
+    size_t before = p.sema_features.size();
+    for (std::string need : split(g[1].str(), ',')) {
+      need.erase(std::remove_if(need.begin(), need.end(), [](char c) { return c == '(' || c == ')'; }), need.end());
+      need = need.substr(0, need.find('|'));  // of alternatives, the first
+      if (!need.empty()) p.sema_features.insert(need);
+    }
+    if (p.sema_features.size() == before) ++p.sema_processor;  // not enough on this processor
+    return;
+  }
+  if (m.find("use of undeclared identifier '" + p.builtin + "'") != std::string::npos) {
+    p.undeclared = true;
+    p.failure = "clang has no " + p.builtin;
     return;
   }
   if (std::regex_search(m, g, kArity)) {
@@ -265,6 +315,7 @@ void advance(Posed& p, const Diagnostic* error) {
     std::string type = g[1].matched ? g[1].str() : g[2].matched ? g[2].str() : g[3].str();
     if (Arg* a = first_unknown()) {
       a->type = type;
+      a->literal = type == "const char *";  // a scope: clang wants a string literal
       return;
     }
   }
@@ -274,7 +325,9 @@ void advance(Posed& p, const Diagnostic* error) {
       return;
     }
   }
-  if (m.find("must be a constant integer") != std::string::npos || m.find("must be a constant") != std::string::npos) {
+  // "used type 'unsigned int' where integer is required": clang's words for an ordering that must be a constant.
+  if (m.find("must be a constant integer") != std::string::npos || m.find("must be a constant") != std::string::npos ||
+      m.find("where integer is required") != std::string::npos) {
     for (size_t i = p.args.size(); i > 0; --i) {
       Arg& a = p.args[i - 1];
       if (!a.literal && is_integral(a.type)) {
@@ -295,19 +348,30 @@ void advance(Posed& p, const Diagnostic* error) {
   }
   // Any other refusal of the constants ("invalid size value"): every literal takes the next value of the
   // probe's immarg sweep together (0, 1, 2, 4), as a kernel would pass a legal size or mode.
-  long long shared = -1;
-  bool same = true;
-  for (const auto& a : p.args)
-    if (a.literal) {
-      if (shared >= 0 && a.value != shared) same = false;
-      shared = a.value;
-    }
-  if (same && shared >= 0 && shared < 4) {
-    for (auto& a : p.args)
-      if (a.literal) a.value = shared == 0 ? 1 : shared * 2;
-    return;
+  if (!next_literals(p)) p.failure = clean_evidence(m);
+}
+
+// What clang said when it failed naming no line of the source: its crash, without the paths of this machine.
+std::string clang_failure(const Finished& r) {
+  std::string what;
+  static const std::regex kKeep(R"(^(?:LLVM ERROR: |fatal error: |.*Assertion .* failed)(.*)$|^\d+\.\t(.*)$)");
+  size_t pos = 0;
+  while (pos < r.err.size()) {
+    size_t nl = r.err.find('\n', pos);
+    std::string line = r.err.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? r.err.size() : nl + 1;
+    std::smatch m;
+    if (!std::regex_match(line, m, kKeep) || line.find("Program arguments") != std::string::npos ||
+        line.find("parser at end of file") != std::string::npos || line.find("'archdb_probe'") != std::string::npos)
+      continue;
+    std::string part = m[1].matched ? line : m[2].str();
+    // The function as the record writes it (probe), without where this run put it.
+    part = std::regex_replace(part, std::regex(R"((?:/[^ :']*)?/ask\d+\.hip:\d+:\d+: )"), "");
+    part = std::regex_replace(part, std::regex(R"('archdb_probe::k\d+')"), "'probe'");
+    what += (what.empty() ? "" : "; ") + part;
   }
-  p.failure = clean_evidence(m);
+  std::string code = r.exit_code >= 128 ? "signal " + std::to_string(r.exit_code - 128) : "exit code " + std::to_string(r.exit_code);
+  return clean_evidence("clang crashed (" + code + ")" + (what.empty() ? "" : ": " + what));
 }
 
 std::vector<std::string> intrinsic_calls(const std::string& ir, const std::string& function) {
@@ -344,6 +408,31 @@ std::string clang_version_line(const std::string& clang) {
   return line;
 }
 
+std::vector<std::string> clang_builtin_names(const std::string& clang) {
+  std::string driver = find_program(clang);
+  if (driver.empty()) throw usage_error("cannot find clang '" + clang + "'");
+  std::error_code ec;
+  fs::path real = fs::canonical(driver, ec);
+  if (ec) throw usage_error("cannot resolve clang '" + driver + "': " + ec.message());
+  std::set<fs::path> files = {real};
+  for (const auto& entry : fs::directory_iterator(real.parent_path().parent_path() / "lib", ec))
+    if (entry.path().filename().string().rfind("libclang-cpp.so", 0) == 0) {
+      fs::path lib = fs::canonical(entry.path(), ec);
+      if (!ec && fs::is_regular_file(lib)) files.insert(lib);
+    }
+  std::set<std::string> names;
+  const std::string prefix = "__builtin_amdgcn_";
+  for (const fs::path& file : files) {
+    std::string bytes = read_file(file);
+    for (size_t at = bytes.find(prefix); at != std::string::npos; at = bytes.find(prefix, at + 1)) {
+      size_t end = at + prefix.size();
+      while (end < bytes.size() && (std::isalnum(static_cast<unsigned char>(bytes[end])) || bytes[end] == '_')) ++end;
+      if (end > at + prefix.size()) names.insert(bytes.substr(at, end - at));
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
 Frontend measure_frontend(const FrontendOptions& options) {
   if (options.processors.empty()) throw usage_error("no processors to ask clang about");
   int jobs = options.jobs > 0 ? options.jobs : usable_cpus();
@@ -356,170 +445,145 @@ Frontend measure_frontend(const FrontendOptions& options) {
   std::sort(fe.provenance.processors.begin(), fe.provenance.processors.end());
   TempFolder tmp("archdb-frontend");
 
-  // ---- which builtin, and with which arguments: asked of clang, a round at a time ----
+  // ---- which builtins, and with which arguments: asked of clang, a round at a time ----
+  std::set<std::string> names(options.builtins.begin(), options.builtins.end());
+  for (const FrontendKeyRequest& k : options.keys)
+    if (std::string base = builtin_for_intrinsic(k.intrinsic); !base.empty())
+      for (const char* variant : {"", "_w32", "_w64"}) names.insert(base + variant);
   std::vector<Posed> posed;
-  for (size_t k = 0; k < options.keys.size(); ++k) {
+  for (const std::string& name : names) {
     Posed p;
-    p.key = k;
-    p.base = p.builtin = builtin_for_intrinsic(options.keys[k].second);
-    if (p.builtin.empty()) {
-      p.no_builtin = true;
-      p.failure = options.keys[k].second + " is not an llvm.amdgcn.* intrinsic";
-    }
+    p.builtin = name;
     posed.push_back(std::move(p));
   }
-  const std::string sema_processor = std::find(options.processors.begin(), options.processors.end(), "gfx950") !=
-                                             options.processors.end()
-                                         ? "gfx950"
-                                         : options.processors.back();
+  // Sema is asked on one processor of a generation (what it accepts is measured below, per processor), with the
+  // features it named checking a builtin added for that builtin, and on the next generation's where that is not enough.
+  std::vector<std::string> sema_processors;
+  for (const char* p : {"gfx950", "gfx1250", "gfx1201", "gfx1100", "gfx1030", "gfx90a", "gfx906", "gfx803", "gfx700"})
+    if (std::find(options.processors.begin(), options.processors.end(), p) != options.processors.end())
+      sema_processors.push_back(p);
+  if (sema_processors.empty()) sema_processors.push_back(options.processors.back());
   for (int round = 0; round < 48; ++round) {
-    std::vector<size_t> pending;
-    for (size_t i = 0; i < posed.size(); ++i)
-      if (!posed[i].done && posed[i].failure.empty()) pending.push_back(i);
+    std::map<std::pair<size_t, std::set<std::string>>, std::vector<size_t>> pending;  // (processor, features) -> builtins
+    for (size_t i = 0; i < posed.size(); ++i) {
+      Posed& p = posed[i];
+      if (p.done || !p.failure.empty()) continue;
+      if (p.sema_processor >= sema_processors.size()) {
+        p.failure = "clang's Sema refuses it for a target feature on every processor asked (" + join(sema_processors, ", ") + ")";
+        continue;
+      }
+      pending[{p.sema_processor, p.sema_features}].push_back(i);
+    }
     if (pending.empty()) break;
     if (options.progress)
-      std::fprintf(stderr, "\r\033[K%s: asking clang for builtin signatures (round %d, %zu builtins)", options.flavor.c_str(),
-                   round + 1, pending.size());
-    std::string source = kPreamble;
-    int line = kPreambleLines + 1;
-    std::vector<Emitted> where(pending.size());
-    for (size_t f = 0; f < pending.size(); ++f) source += function_source(posed[pending[f]], f, line, where[f]);
-    write_file_atomically(tmp.path() / "sema.hip", source);
-    std::vector<std::string> cmd = base_command(options.clang, sema_processor);
-    cmd.push_back("-fsyntax-only");
-    cmd.push_back((tmp.path() / "sema.hip").string());
-    Finished r = run_all({cmd}, 1, tmp.path()).front();
-    std::map<size_t, Diagnostic> errors = first_errors(errors_of(r.err), where);
-    if (r.exit_code != 0 && errors.empty())
-      throw internal_error("clang failed without attributable errors: " + clean_evidence(r.err));
-    for (size_t f = 0; f < pending.size(); ++f) {
-      auto e = errors.find(f);
-      advance(posed[pending[f]], e == errors.end() ? nullptr : &e->second);
+      std::fprintf(stderr, "\r\033[K%s: asking clang for builtin signatures (round %d)", options.flavor.c_str(), round + 1);
+    std::vector<std::vector<std::string>> commands;
+    std::vector<std::vector<Emitted>> where(pending.size());
+    size_t n = 0;
+    for (const auto& [how, builtins] : pending) {
+      const auto& [processor, features] = how;
+      std::string source = kPreamble;
+      int line = kPreambleLines + 1;
+      where[n].resize(builtins.size());
+      for (size_t f = 0; f < builtins.size(); ++f) source += function_source(posed[builtins[f]], f, line, where[n][f]);
+      fs::path file = tmp.path() / ("sema" + std::to_string(n) + ".hip");
+      write_file_atomically(file, source);
+      std::vector<std::string> cmd = base_command(options.clang, sema_processors[processor]);
+      for (const std::string& feature : features) cmd.insert(cmd.end(), {"-Xclang", "-target-feature", "-Xclang", "+" + feature});
+      cmd.push_back("-fsyntax-only");
+      cmd.push_back(file.string());
+      commands.push_back(std::move(cmd));
+      ++n;
+    }
+    std::vector<Finished> results = run_all(commands, jobs, tmp.path());
+    n = 0;
+    for (const auto& [how, builtins] : pending) {
+      const Finished& r = results[n];
+      std::map<size_t, Diagnostic> errors = first_errors(errors_of(r.err), where[n]);
+      if (r.exit_code != 0 && errors.empty())
+        throw internal_error("clang failed without attributable errors: " + clean_evidence(r.err));
+      for (size_t f = 0; f < builtins.size(); ++f) {
+        auto e = errors.find(f);
+        advance(posed[builtins[f]], e == errors.end() ? nullptr : &e->second);
+      }
+      ++n;
     }
   }
   for (auto& p : posed)
     if (!p.done && p.failure.empty()) p.failure = "no call clang accepts was found in 48 rounds";
-
-  // ---- the keys' record ----
   std::vector<size_t> ready;
-  for (size_t i = 0; i < posed.size(); ++i) {
-    const Posed& p = posed[i];
-    FrontendKey k;
-    k.key = options.keys[p.key].first;
-    if (p.no_builtin) {
-      k.reason = p.failure;
-    } else {
-      k.builtin = p.builtin;
-      if (p.done) {
-        k.call = one_line(p);
-        ready.push_back(i);
-      } else {
-        k.reason = p.failure;
-      }
-    }
-    fe.keys.push_back(std::move(k));
-  }
+  for (size_t i = 0; i < posed.size(); ++i)
+    if (posed[i].done) ready.push_back(i);
 
   // ---- acceptance, per processor ----
-  // Clang reports the first error it meets while generating IR and generates nothing after it, so each
-  // processor is asked in turns: the functions before the first error were accepted, the one it names was
-  // refused, and the rest is asked again; a last turn with every accepted function gives their IR.
-  std::vector<std::string> texts(ready.size());
-  {
-    int line = kPreambleLines + 1;
-    Emitted ignored;
-    for (size_t f = 0; f < ready.size(); ++f) texts[f] = function_source(posed[ready[f]], f, line, ignored);
-  }
+  // The first turn asks every posed builtin and names each one clang refuses (the functions sit in one namespace);
+  // the next gives the IR of the rest. A function refused only beside others would be refused, and the rest asked
+  // again.
   struct Asking {
-    std::vector<size_t> remaining;       // functions not yet answered, in order
-    std::vector<size_t> accepted;        // answered yes; IR still wanted
-    std::map<size_t, std::string> refused;
+    std::vector<std::vector<size_t>> groups;  // functions to ask, a group a turn; accepted as far as known
+    std::map<size_t, std::string> refused, crashed;
     std::map<size_t, std::vector<std::string>> emitted;
-    std::vector<size_t> asked;           // the functions of the turn in flight
-    bool final_turn = false;             // the turn in flight is the IR of the accepted ones
-    bool done = false;
+    std::vector<size_t> asked;  // the group in flight
   };
   std::vector<Asking> asking(fe.provenance.processors.size());
-  for (auto& a : asking)
-    for (size_t f = 0; f < ready.size(); ++f) a.remaining.push_back(f);
-  auto turn_file = [&](size_t t, const std::vector<size_t>& functions, std::vector<Emitted>& where) {
-    // Function f keeps its name k<f>; its lines are where this file puts them.
-    std::string source = kPreamble;
-    int line = kPreambleLines + 1;
-    where.assign(ready.size(), Emitted{});
-    for (size_t f : functions) source += function_source(posed[ready[f]], f, line, where[f]);
-    fs::path file = tmp.path() / ("ask" + std::to_string(t) + ".hip");
-    write_file_atomically(file, source);
-    return file;
-  };
   std::vector<std::vector<Emitted>> where_of(asking.size());
   auto next_command = [&](size_t t) -> std::optional<std::vector<std::string>> {
     Asking& a = asking[t];
-    if (!a.remaining.empty()) {
-      a.asked = a.remaining;
-      a.final_turn = false;
-    } else if (!a.accepted.empty()) {
-      a.asked = a.accepted;
-      a.final_turn = true;
-    } else {
-      a.done = true;
-      return std::nullopt;
-    }
+    while (!a.groups.empty() && a.groups.front().empty()) a.groups.erase(a.groups.begin());
+    if (a.groups.empty()) return std::nullopt;
+    a.asked = std::move(a.groups.front());
+    a.groups.erase(a.groups.begin());
+    // Function f keeps its name k<f>; its lines are where this file puts them.
+    std::string source = std::string(kPreamble) + "namespace archdb_probe {\n";
+    int line = kPreambleLines + 2;
+    where_of[t].assign(ready.size(), Emitted{});
+    for (size_t f : a.asked) source += function_source(posed[ready[f]], f, line, where_of[t][f]);
+    source += "}\n";
+    fs::path file = tmp.path() / ("ask" + std::to_string(t) + ".hip");
+    write_file_atomically(file, source);
     std::vector<std::string> cmd = base_command(options.clang, fe.provenance.processors[t]);
     for (const char* x : {"-S", "-emit-llvm", "-O0", "-o", "-"}) cmd.push_back(x);
-    cmd.push_back(turn_file(t, a.asked, where_of[t]).string());
+    cmd.push_back(file.string());
     return cmd;
   };
   auto take_result = [&](size_t t, const Finished& r) {
     Asking& a = asking[t];
-    std::vector<Diagnostic> errors = errors_of(r.err);
-    const Diagnostic* first = nullptr;
-    size_t culprit = 0;
-    for (const auto& d : errors) {
+    std::map<size_t, Diagnostic> errors;
+    for (const auto& d : errors_of(r.err))
       for (size_t f : a.asked)
-        if (d.line >= where_of[t][f].first_line && d.line <= where_of[t][f].last_line && (!first || d.line < first->line)) {
-          first = &d;
-          culprit = f;
-        }
-    }
-    if (r.exit_code != 0 && !first)
-      throw internal_error("clang failed on " + fe.provenance.processors[t] + " without an attributable error: " +
-                           clean_evidence(r.err));
-    if (a.final_turn) {
-      if (first) {  // refused beside the others what it accepted before them: refused, and the rest again
-        a.refused[culprit] = first->message;
-        a.accepted.erase(std::find(a.accepted.begin(), a.accepted.end(), culprit));
-        return;
+        if (d.line >= where_of[t][f].first_line && d.line <= where_of[t][f].last_line) errors.emplace(f, d);
+    if (!errors.empty()) {  // those refused; the rest asked again for their IR
+      std::vector<size_t> rest;
+      for (size_t f : a.asked) {
+        auto e = errors.find(f);
+        if (e != errors.end()) a.refused[f] = e->second.message;
+        else rest.push_back(f);
       }
-      for (size_t f : a.asked) a.emitted[f] = intrinsic_calls(r.out, "k" + std::to_string(f));
-      a.accepted.clear();
+      a.groups.insert(a.groups.begin(), std::move(rest));
       return;
     }
-    if (!first) {  // everything asked was accepted, and this is its IR
+    if (r.exit_code == 0) {
       for (size_t f : a.asked) a.emitted[f] = intrinsic_calls(r.out, "k" + std::to_string(f));
-      a.remaining.clear();
       return;
     }
-    std::vector<size_t> rest;
-    bool after = false;
-    for (size_t f : a.asked) {
-      if (f == culprit) {
-        a.refused[f] = first->message;
-        after = true;
-      } else if (after) {
-        rest.push_back(f);
-      } else {
-        a.accepted.push_back(f);
-      }
+    // Clang crashed, or failed naming no line: halve the group until the builtin it fails on stands alone.
+    if (a.asked.size() == 1) {
+      a.crashed[a.asked.front()] = clang_failure(r);
+      return;
     }
-    a.remaining = rest;
+    size_t half = a.asked.size() / 2;
+    a.groups.insert(a.groups.begin(), std::vector<size_t>(a.asked.begin() + static_cast<std::ptrdiff_t>(half), a.asked.end()));
+    a.groups.insert(a.groups.begin(), std::vector<size_t>(a.asked.begin(), a.asked.begin() + static_cast<std::ptrdiff_t>(half)));
   };
-  {
+  auto ask = [&](const std::vector<size_t>& functions) {
+    for (auto& a : asking) {
+      for (size_t f : functions) a.refused.erase(f), a.crashed.erase(f), a.emitted.erase(f);
+      a.groups.assign(1, functions);
+    }
     std::map<pid_t, std::pair<size_t, size_t>> running;  // pid -> (processor, slot)
-    size_t slot_counter = 0;
+    size_t slot_counter = 0, answered = 0;
     std::vector<size_t> ready_to_ask;
     for (size_t t = 0; t < asking.size(); ++t) ready_to_ask.push_back(t);
-    size_t answered = 0;
     while (!ready_to_ask.empty() || !running.empty()) {
       while (static_cast<int>(running.size()) < jobs && !ready_to_ask.empty()) {
         size_t t = ready_to_ask.front();
@@ -550,28 +614,107 @@ Frontend measure_frontend(const FrontendOptions& options) {
       take_result(t, r);
       ready_to_ask.push_back(t);
       if (options.progress)
-        std::fprintf(stderr, "\r\033[K%s: asking clang on %zu processors (%zu done)", options.flavor.c_str(),
-                     asking.size(), answered);
+        std::fprintf(stderr, "\r\033[K%s: asking clang about %zu builtins on %zu processors (%zu done)",
+                     options.flavor.c_str(), functions.size(), asking.size(), answered);
     }
+  };
+  std::vector<size_t> functions(ready.size());
+  for (size_t f = 0; f < ready.size(); ++f) functions[f] = f;
+  // A builtin clang refuses on every processor with the same words, not for a target feature, was posed with
+  // constants no processor takes (an ordering of 0): its constants take the sweep's next value, and it is asked again.
+  for (int attempt = 0; attempt < 4 && !functions.empty(); ++attempt) {
+    ask(functions);
+    std::vector<size_t> again;
+    for (size_t f : functions) {
+      std::set<std::string> words;
+      for (const Asking& a : asking)
+        if (auto e = a.refused.find(f); e != a.refused.end()) words.insert(e->second);
+        else words.insert("");  // accepted or crashed somewhere
+      if (words.size() == 1 && !words.begin()->empty() && words.begin()->find("needs target feature") == std::string::npos &&
+          next_literals(posed[ready[f]]))
+        again.push_back(f);
+    }
+    functions = std::move(again);
   }
-  for (size_t t = 0; t < asking.size(); ++t) {
-    const Asking& a = asking[t];
-    for (size_t f = 0; f < ready.size(); ++f) {
+
+  // ---- the rows: a catalog key's, then every other builtin's under its own name ----
+  std::map<std::string, size_t> index_of;  // builtin -> index into posed
+  for (size_t i = 0; i < posed.size(); ++i) index_of[posed[i].builtin] = i;
+  std::map<size_t, size_t> ready_of;  // index into posed -> f
+  for (size_t f = 0; f < ready.size(); ++f) ready_of[ready[f]] = f;
+  auto emits = [&](size_t i, const std::string& call) {
+    auto r = ready_of.find(i);
+    if (r == ready_of.end()) return false;
+    for (const Asking& a : asking)
+      if (auto e = a.emitted.find(r->second);
+          e != a.emitted.end() && std::find(e->second.begin(), e->second.end(), call) != e->second.end())
+        return true;
+    return false;
+  };
+  auto add_row = [&](const std::string& key, size_t i) {
+    const Posed& p = posed[i];
+    FrontendKey k;
+    k.key = key;
+    k.builtin = p.builtin;
+    auto r = ready_of.find(i);
+    if (r == ready_of.end()) {
+      k.reason = p.failure;
+      fe.keys.push_back(std::move(k));
+      return;
+    }
+    k.call = one_line(p);
+    fe.keys.push_back(std::move(k));
+    for (size_t t = 0; t < asking.size(); ++t) {
+      const Asking& a = asking[t];
       FrontendCell c;
-      c.key = options.keys[posed[ready[f]].key].first;
+      c.key = key;
       c.target = fe.provenance.processors[t];
-      auto e = a.refused.find(f);
-      if (e != a.refused.end()) {
-        c.accepted = false;
+      if (auto e = a.refused.find(r->second); e != a.refused.end()) {
         c.diagnostic = clean_evidence("error: " + e->second);
+      } else if (auto x = a.crashed.find(r->second); x != a.crashed.end()) {
+        c.crashed = true;
+        c.diagnostic = x->second;
       } else {
         c.accepted = true;
-        auto em = a.emitted.find(f);
-        if (em != a.emitted.end()) c.emitted = em->second;
+        if (auto em = a.emitted.find(r->second); em != a.emitted.end()) c.emitted = em->second;
       }
       fe.cells.push_back(std::move(c));
     }
+  };
+  std::set<size_t> claimed;
+  for (const FrontendKeyRequest& request : options.keys) {
+    std::string base = builtin_for_intrinsic(request.intrinsic);
+    std::vector<size_t> declared;
+    if (!base.empty())
+      for (const char* variant : {"", "_w32", "_w64"})
+        if (size_t i = index_of.at(base + variant); !posed[i].undeclared) declared.push_back(i);
+    if (declared.empty()) {
+      FrontendKey k;
+      k.key = request.key;
+      k.reason = base.empty() ? request.intrinsic + " is not an llvm.amdgcn.* intrinsic"
+                              : "clang has no " + base + " (the naming convention's name), nor " + base + "_w32 or _w64";
+      fe.keys.push_back(std::move(k));
+      continue;
+    }
+    const std::string& call = request.instantiation.empty() ? request.intrinsic : request.instantiation;
+    size_t chosen = declared.front();
+    for (size_t i : declared)
+      if (emits(i, call)) {
+        chosen = i;
+        break;
+      }
+    claimed.insert(chosen);
+    add_row(request.key, chosen);
   }
+  size_t declared_names = 0;
+  for (const std::string& name : options.builtins) {
+    size_t i = index_of.at(name);
+    if (posed[i].undeclared) continue;
+    ++declared_names;
+    if (!claimed.count(i)) add_row(name, i);
+  }
+  fe.provenance.builtin_names = {{"in_clang", static_cast<int>(options.builtins.size())},
+                                 {"declared", static_cast<int>(declared_names)}};
   if (options.progress) std::fprintf(stderr, "\r\033[K");
   fe.sort();
   fe.recount();

@@ -5,10 +5,15 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "support/error.h"
+#include "support/text.h"
 
 extern char** environ;
 
@@ -24,7 +29,20 @@ void redirect(posix_spawn_file_actions_t& actions, int target, const ChildStream
   posix_spawn_file_actions_addopen(&actions, target, stream.path.c_str(), flags, 0644);
 }
 
+bool is_executable(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
 }  // namespace
+
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return is_executable(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  for (const std::string& dir : split(path ? path : "", ':'))
+    if (!dir.empty() && is_executable(std::filesystem::path(dir) / name)) return (std::filesystem::path(dir) / name).string();
+  return "";
+}
 
 pid_t spawn_child(const std::vector<std::string>& argv, const ChildIo& io) {
   if (argv.empty()) throw internal_error("spawn_child: no program named");

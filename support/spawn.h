@@ -31,6 +31,10 @@ pid_t spawn_child(const std::vector<std::string>& argv, const ChildIo& io = {});
 // Waits for the child to end (retrying on EINTR): its exit code, or 128 + the signal that ended it.
 int wait_child(pid_t pid);
 
+// The program a name stands for: itself if it holds a '/', else the first executable of that name in PATH; empty
+// when there is none.
+std::string find_program(const std::string& name);
+
 // spawn_child then wait_child.
 int run_child(const std::vector<std::string>& argv, const ChildIo& io = {});
 

@@ -166,6 +166,68 @@ TEST(Census, AnInstantiationThatLowersNowhereMakesTheSearchTryTheNext) {
   EXPECT_GT(run.search_candidates, 0);
 }
 
+TEST(Census, OverloadTypesAreReadFromAMangledName) {
+  std::string why;
+  EXPECT_EQ(overload_types_of_mangled("llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16", why),
+            (std::vector<std::string>{"<8 x float>", "<16 x half>"}));
+  EXPECT_EQ(overload_types_of_mangled("llvm.amdgcn.swmmac.bf16.16x16x32.bf16.v8bf16.v8bf16.v16bf16.i16", why),
+            (std::vector<std::string>{"<8 x bfloat>", "<8 x bfloat>", "<16 x bfloat>", "i16"}));
+  EXPECT_EQ(overload_types_of_mangled("llvm.amdgcn.s.sleep", why), std::vector<std::string>{});
+  EXPECT_EQ(overload_types_of_mangled("llvm.amdgcn.no.such.thing.i32", why), std::nullopt);
+  EXPECT_EQ(overload_types_of_mangled("llvm.amdgcn.readlane.sl_s", why), std::nullopt);
+  EXPECT_NE(why.find("'sl_s'"), std::string::npos) << why;
+}
+
+// Clang's instantiations: a call clang makes of a builtin becomes a row measured on every processor. gfx12's sparse
+// WMMA takes <8 x half> A and <16 x half> B (wmma-gfx12-w32.ll); the candidate set's first lowers nowhere.
+TEST(Census, TheCallsClangMakesOfItsBuiltinsAreRowsOfTheirOwn) {
+  CensusOptions options;
+  options.flavor = linked_toolchain().flavor();
+  options.intrinsics = {"llvm.amdgcn.swmmac.f16.16x16x32.f16"};
+  options.processors = {"gfx1100", "gfx1201"};
+  options.search_rounds = 0;
+  options.layout_width = 0;
+  options.clang_calls = {"llvm.amdgcn.swmmac.f16.16x16x32.f16.v8f16.v8f16.v16f16.i16", "llvm.amdgcn.s.sleep",
+                         "llvm.fma.f32"};
+  CensusRun run = run_census(options);
+  ASSERT_TRUE(run.probe_errors.empty()) << run.probe_errors.front();
+  const Cell* c = run.census.find("llvm.amdgcn.swmmac.f16.16x16x32.f16.v8f16.v8f16.v16f16.i16", "gfx1201");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->status, Status::kOk) << c->evidence;
+  EXPECT_EQ(run.census.find("llvm.amdgcn.swmmac.f16.16x16x32.f16.v8f16.v8f16.v16f16.i16", "gfx1100")->status,
+            Status::kArchAbsent);
+  EXPECT_EQ(run.clang.calls, 1u);  // s.sleep and fma are outside the intrinsics asked
+  EXPECT_EQ(run.clang.rows, 1u);
+  // The intrinsic's answer weighs its rows: ok on gfx1201, naming the row that lowers.
+  std::optional<Cell> answer = intrinsic_answer(run.census.instantiations, run.census.cells, "gfx1201");
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->status, Status::kOk);
+  EXPECT_EQ(answer->key, "llvm.amdgcn.swmmac.f16.16x16x32.f16.v8f16.v8f16.v16f16.i16");
+  EXPECT_EQ(intrinsic_answer(run.census.instantiations, run.census.cells, "gfx1100")->status, Status::kArchAbsent);
+}
+
+TEST(Census, AnIntrinsicsAnswerIsOkWhereAnyInstantiationLowersAndARefusalOnlyWhereEveryOneIs) {
+  std::vector<CensusInstantiation> insts = {{"x.a", "x", {"a"}}, {"x.b", "x", {"b"}}};
+  auto cell = [](const char* key, const char* target, Status s) {
+    Cell c;
+    c.key = key;
+    c.target = target;
+    c.status = s;
+    c.evidence = s == Status::kOk ? "" : "said";
+    return c;
+  };
+  std::vector<Cell> cells = {cell("x.a", "gfx1", Status::kArchAbsent), cell("x.a", "gfx2", Status::kArchAbsent),
+                             cell("x.a", "gfx3", Status::kArchAbsent), cell("x.b", "gfx1", Status::kOk),
+                             cell("x.b", "gfx2", Status::kToolchainCrash), cell("x.b", "gfx3", Status::kArchAbsent)};
+  EXPECT_EQ(intrinsic_answer(insts, cells, "gfx1")->key, "x.b");
+  EXPECT_EQ(intrinsic_answer(insts, cells, "gfx1")->status, Status::kOk);
+  EXPECT_EQ(intrinsic_answer(insts, cells, "gfx2")->status, Status::kToolchainCrash);  // one refused, one unknown
+  std::optional<Cell> refused = intrinsic_answer(insts, cells, "gfx3");
+  EXPECT_EQ(refused->status, Status::kArchAbsent);
+  EXPECT_NE(refused->evidence.find("of 2 instantiations (x.a, x.b): every one refused"), std::string::npos) << refused->evidence;
+  EXPECT_FALSE(intrinsic_answer(insts, cells, "gfx4"));
+}
+
 TEST(Census, AnIntrinsicThatCannotBeInstantiatedIsNotProbedWithItsReason) {
   const CensusRun& run = small_census();
   auto np = std::find_if(run.census.not_probed.begin(), run.census.not_probed.end(),
@@ -443,10 +505,10 @@ TEST(Frontend, ClangOfTheFlavorAcceptsAndRefusesBuiltinsPerProcessor) {
   o.flavor = linked_toolchain().flavor();
   o.clang = clang;
   o.processors = {"gfx90a", "gfx1100"};
-  o.keys = {{"mfma.f32.4x4x4bf16.1k", "llvm.amdgcn.mfma.f32.4x4x4bf16.1k"},
-            {"s.sleep", "llvm.amdgcn.s.sleep"},
-            {"wmma.f32.16x16x16.f16", "llvm.amdgcn.wmma.f32.16x16x16.f16"},
-            {"made.up", "llvm.amdgcn.made.up.thing"}};
+  o.keys = {{"mfma.f32.4x4x4bf16.1k", "llvm.amdgcn.mfma.f32.4x4x4bf16.1k", ""},
+            {"s.sleep", "llvm.amdgcn.s.sleep", ""},
+            {"wmma.f32.16x16x16.f16", "llvm.amdgcn.wmma.f32.16x16x16.f16", ""},
+            {"made.up", "llvm.amdgcn.made.up.thing", ""}};
   Frontend fe = measure_frontend(o);
   const FrontendKey* mfma = fe.key("mfma.f32.4x4x4bf16.1k");
   ASSERT_NE(mfma, nullptr);
@@ -470,6 +532,56 @@ TEST(Frontend, ClangOfTheFlavorAcceptsAndRefusesBuiltinsPerProcessor) {
   ASSERT_NE(made_up, nullptr);
   EXPECT_TRUE(made_up->builtin.empty());
   EXPECT_EQ(fe.find("made.up", "gfx90a"), nullptr);
+}
+
+TEST(Frontend, EveryBuiltinInClangsFilesIsARowAndEachKeyTakesTheBuiltinThatMakesItsCall) {
+  std::string clang = "clang-" + std::to_string(linked_toolchain().llvm_major);
+  try {
+    clang_version_line(clang);
+  } catch (const Error&) {
+    GTEST_SKIP() << clang << " is not installed";
+  }
+  std::vector<std::string> in_clang = clang_builtin_names(clang);
+  // The names HIP authors type, type-suffixed ones too, are read from clang's own builtin table.
+  EXPECT_TRUE(contains(in_clang, "__builtin_amdgcn_mfma_f32_4x4x4bf16_1k"));
+  EXPECT_TRUE(contains(in_clang, "__builtin_amdgcn_raw_ptr_buffer_atomic_fadd_f32"));
+  EXPECT_GT(in_clang.size(), 500u);
+  FrontendOptions o;
+  o.flavor = linked_toolchain().flavor();
+  o.clang = clang;
+  o.processors = {"gfx90a", "gfx1100"};
+  o.keys = {{"ballot.i64", "llvm.amdgcn.ballot", "llvm.amdgcn.ballot.i64"}};
+  o.builtins = {"__builtin_amdgcn_ballot_w32", "__builtin_amdgcn_ballot_w64", "__builtin_amdgcn_sdot4",
+                "__builtin_amdgcn_mfma_f32_4x4x4bf16_1k", "__builtin_amdgcn_fence", "__builtin_amdgcn_ds_atomic_fadd_v2bf16",
+                "__builtin_amdgcn_no_such_thing"};
+  Frontend fe = measure_frontend(o);
+  // ballot.i64's call is the wave64 builtin's; the wave32 one is a row of its own.
+  ASSERT_NE(fe.key("ballot.i64"), nullptr);
+  EXPECT_EQ(fe.key("ballot.i64")->builtin, "__builtin_amdgcn_ballot_w64");
+  EXPECT_TRUE(contains(fe.find("ballot.i64", "gfx90a")->emitted, "llvm.amdgcn.ballot.i64"));
+  ASSERT_NE(fe.key("__builtin_amdgcn_ballot_w32"), nullptr);
+  EXPECT_EQ(fe.key("__builtin_amdgcn_ballot_w64"), nullptr);  // claimed by the key
+  EXPECT_EQ(fe.key("__builtin_amdgcn_no_such_thing"), nullptr);
+  EXPECT_EQ(fe.provenance.builtin_names.at("in_clang"), 7);
+  EXPECT_EQ(fe.provenance.builtin_names.at("declared"), 6);
+  // Two builtins clang refuses on one processor, each named with its own words in one compile.
+  const FrontendCell* sdot4 = fe.find("__builtin_amdgcn_sdot4", "gfx1100");
+  const FrontendCell* mfma = fe.find("__builtin_amdgcn_mfma_f32_4x4x4bf16_1k", "gfx1100");
+  ASSERT_TRUE(sdot4 && mfma);
+  EXPECT_FALSE(sdot4->accepted);
+  EXPECT_NE(sdot4->diagnostic.find("dot1-insts"), std::string::npos) << sdot4->diagnostic;
+  EXPECT_FALSE(mfma->accepted);
+  EXPECT_NE(mfma->diagnostic.find("mai-insts"), std::string::npos) << mfma->diagnostic;
+  EXPECT_TRUE(fe.find("__builtin_amdgcn_sdot4", "gfx90a")->accepted);
+  // An ordering of 0 is refused everywhere: the fence is asked again with the sweep's next constant.
+  ASSERT_NE(fe.key("__builtin_amdgcn_fence"), nullptr);
+  EXPECT_NE(fe.key("__builtin_amdgcn_fence")->call.find("fence(2, \"agent\")"), std::string::npos)
+      << fe.key("__builtin_amdgcn_fence")->call;
+  EXPECT_TRUE(fe.find("__builtin_amdgcn_fence", "gfx1100")->accepted);
+  // A builtin whose arguments clang does not check in Sema is not posed (clang would crash generating it).
+  ASSERT_NE(fe.key("__builtin_amdgcn_ds_atomic_fadd_v2bf16"), nullptr);
+  EXPECT_TRUE(fe.key("__builtin_amdgcn_ds_atomic_fadd_v2bf16")->call.empty());
+  EXPECT_NE(fe.key("__builtin_amdgcn_ds_atomic_fadd_v2bf16")->reason.find("custom type checking"), std::string::npos);
 }
 
 TEST(Frontend, DisagreementsListBothSides) {

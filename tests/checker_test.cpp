@@ -868,8 +868,8 @@ TEST_F(CheckerTest, AManifestsKeyWhoseBuiltinClangRefusesIsRefusedByTheFrontEnd)
 }
 
 TEST_F(CheckerTest, ABuiltinRefusedForAnotherCallOfItsIntrinsicDoesNotRefuseTheKey) {
-  // The front-end axis poses ballot.i64's intrinsic with __builtin_amdgcn_ballot_w32, which emits ballot.i32 and
-  // which clang refuses on wave64 processors: that is not the key's call, and the back end answers.
+  // ballot.i64's builtin is __builtin_amdgcn_ballot_w64 (the axis pairs the key with the builtin that makes its
+  // call), which clang accepts on wave64 processors: the back end answers.
   CheckRequest hip = keys("gfx942", {"ballot.i64"});
   hip.through_frontend = true;
   CheckResult r = checker().check(hip);
@@ -889,6 +889,23 @@ TEST_F(CheckerTest, ABuiltinNamedAsAKeyIsAnsweredByClangThenByItsKeysCells) {
   CheckResult unknown = checker().check(keys("gfx942", {"__builtin_amdgcn_no_such_thing"}));
   EXPECT_EQ(unknown.verdict, Verdict::kUnvalidated);
   EXPECT_NE(unknown.items[0].evidence.find("front-end axis"), std::string::npos) << unknown.items[0].evidence;
+}
+
+TEST_F(CheckerTest, ABuiltinNoKeyClaimsIsAnsweredByClangThenByTheCallItMakes) {
+  CheckResult refused = checker().check(keys("gfx1100", {"__builtin_amdgcn_sdot4"}));
+  EXPECT_EQ(refused.verdict, Verdict::kRefused);
+  EXPECT_EQ(refused.items[0].source, "frontend");
+  EXPECT_NE(refused.items[0].evidence.find("dot1-insts"), std::string::npos) << refused.items[0].evidence;
+  CheckResult cleared = checker().check(keys("gfx90a", {"__builtin_amdgcn_sdot4"}));
+  EXPECT_EQ(cleared.verdict, Verdict::kCleared);
+  ASSERT_EQ(cleared.items.size(), 1u);
+  EXPECT_EQ(cleared.items[0].intrinsic, "llvm.amdgcn.sdot4");
+  EXPECT_NE(cleared.items[0].evidence.find("makes __builtin_amdgcn_sdot4 the call llvm.amdgcn.sdot4"), std::string::npos)
+      << cleared.items[0].evidence;
+  // A builtin clang makes no intrinsic call of (a fence instruction) is no answer of the back end's, and says so.
+  CheckResult fence = checker().check(keys("gfx90a", {"__builtin_amdgcn_fence"}));
+  EXPECT_EQ(fence.items[0].status, "no_answer");
+  EXPECT_NE(fence.items[0].evidence.find("no llvm.amdgcn.* call"), std::string::npos) << fence.items[0].evidence;
 }
 
 TEST(HipSource, ClangsRefusalsOfBuiltinsAreReadFromItsOwnWords) {
