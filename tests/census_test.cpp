@@ -392,6 +392,28 @@ TEST(Census, QueryFallsBackToTheCensusOutsideTheCatalog) {
   }
 }
 
+// gfx12's sparse WMMA lowers in the instantiation clang's builtin makes (a census row of clang's); query weighs the
+// intrinsic's rows per processor, and so does check for the name without types.
+TEST(Census, AnIntrinsicsNameIsAnsweredOverItsInstantiations) {
+  if (linked_toolchain().flavor() != "llvm22") GTEST_SKIP() << "the workspace holds the llvm22 column";
+  Workspace ws;
+  test::write(ws.dir / "data/llvm22/census.txt", test::read(test::source_dir() / "data/llvm22/census.txt"));
+  auto r = test::run_archdb(ws.args({"query", "swmmac.f16.16x16x32.f16", "--target", "gfx1201", "--flavor", "llvm22"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("on each processor, over its 2 instantiations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gfx1201    ok      llvm.amdgcn.swmmac.f16.16x16x32.f16.v8f16.v8f16.v16f16.i32"), std::string::npos)
+      << r.out;
+  auto j = test::run_archdb(ws.args({"query", "swmmac.f16.16x16x32.f16", "--json", "--flavor", "llvm22"}));
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto answer = nlohmann::json::parse(j.out)["flavors"]["llvm22"]["intrinsic_answer"];
+  EXPECT_EQ(answer["gfx1201"]["status"], "ok");
+  EXPECT_EQ(answer["gfx1100"]["status"], "arch_absent");
+  auto c = test::run_archdb(
+      ws.args({"check", "--keys", "llvm.amdgcn.swmmac.f16.16x16x32.f16", "--target", "gfx1201", "--flavor", "llvm22"}));
+  EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
+  EXPECT_NE(c.out.find("of 2 instantiations"), std::string::npos) << c.out;
+}
+
 TEST(Census, CheckFallsBackToTheCensusForIntrinsicsOutsideTheCatalog) {
   if (linked_toolchain().flavor() != "llvm22") GTEST_SKIP() << "the workspace holds an llvm22 census";
   Workspace ws;
