@@ -1,5 +1,6 @@
 // cli/cmd_history.cpp — reading columns across flavors: `archdb history KEY`, `archdb diff FROM TO`, and
 // `archdb compare --flavor F --with FILE` (agreement with a peer's rocke-v1 column).
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -7,10 +8,12 @@
 #include "cli/commands.h"
 #include "cli/key_cells.h"
 #include "cli/table.h"
+#include "db/census.h"
 #include "db/history.h"
 #include "db/rocke.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/text.h"
 
 namespace archdb::cli {
 namespace {
@@ -33,8 +36,82 @@ struct HistoryArgs {
   bool json = false;
 };
 
+// An intrinsic outside the catalog, from the censuses: per processor, its answer in each flavor over every
+// instantiation that flavor's census measured of it (intrinsic_answer). False when no census has it.
+bool intrinsic_history(const Store& store, const HistoryArgs& args) {
+  std::vector<std::string> flavors = census_flavors(store);
+  std::sort(flavors.begin(), flavors.end(), flavor_before);
+  std::map<std::pair<std::string, std::string>, Cell> answers;  // (flavor, processor) -> the answer
+  std::map<std::string, std::vector<std::string>> instantiations;  // flavor -> the rows weighed
+  std::set<std::string> processors;
+  std::vector<std::string> with;
+  for (const std::string& f : flavors) {
+    CensusMatch m = find_census(store, f, args.key);
+    if (m.instantiations.empty()) continue;
+    with.push_back(f);
+    for (const auto& i : m.instantiations) instantiations[f].push_back(i.key);
+    std::set<std::string> here;
+    for (const Cell& c : m.cells) here.insert(c.target);
+    for (const std::string& t : here) {
+      if (!args.targets.empty() && std::find(args.targets.begin(), args.targets.end(), t) == args.targets.end()) continue;
+      if (std::optional<Cell> a = intrinsic_answer(m.instantiations, m.cells, t)) {
+        answers[{f, t}] = *a;
+        processors.insert(t);
+      }
+    }
+  }
+  if (with.empty()) return false;
+  auto row_for = [&](const std::string& t) {
+    std::vector<FlavorCell> row;
+    for (const std::string& f : with) {
+      auto a = answers.find({f, t});
+      row.push_back({f, false, a == answers.end() ? nullptr : &a->second});
+    }
+    return row;
+  };
+  const std::string name = full_intrinsic_name(args.key);
+  if (args.json) {
+    nlohmann::ordered_json out;
+    out["key"] = name;
+    out["source"] = "census";
+    nlohmann::ordered_json fl = nlohmann::ordered_json::array();
+    for (const std::string& f : with) fl.push_back({{"name", f}, {"origin", "census"}, {"instantiations", instantiations[f]}});
+    out["flavors"] = fl;
+    nlohmann::ordered_json ts = nlohmann::ordered_json::object();
+    for (const std::string& t : processors) {
+      nlohmann::ordered_json per = nlohmann::ordered_json::object();
+      auto row = row_for(t);
+      for (const auto& fc : row) {
+        nlohmann::ordered_json c = fc.cell ? nlohmann::ordered_json(cell_to_json(*fc.cell)) : nlohmann::ordered_json(nullptr);
+        if (fc.cell) c["instantiation"] = fc.cell->key;
+        per[fc.flavor] = c;
+      }
+      ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
+    }
+    out["targets"] = ts;
+    std::printf("%s\n", out.dump(2).c_str());
+    return true;
+  }
+  std::vector<std::string> header = {"processor"};
+  for (const std::string& f : with) header.push_back(f + " (census)");
+  header.push_back("summary");
+  Table table(header);
+  for (const std::string& t : processors) {
+    std::vector<std::string> line = {t};
+    auto row = row_for(t);
+    for (const auto& fc : row) line.push_back(fc.cell ? std::string(status_name(fc.cell->status)) : "-");
+    line.push_back(history_summary(row));
+    table.add(line);
+  }
+  std::printf("%s (census: not a catalog key; on each processor, ok where any instantiation lowers, refused where "
+              "every one is)\n\n%s", name.c_str(), table.render().c_str());
+  for (const std::string& f : with) std::printf("\n%s: %s\n", f.c_str(), join(instantiations[f], ", ").c_str());
+  return true;
+}
+
 int history(const Context& ctx, const HistoryArgs& args) {
   auto store = ctx.open_store();
+  if (!ctx.load_catalog().find(args.key) && intrinsic_history(*store, args)) return kExitOk;
   KeyCells kc = gather_key_cells(ctx, *store, args.key, {}, args.targets);
   const auto& flavors = kc.flavors;
   const auto& order = kc.targets;
@@ -186,7 +263,7 @@ int compare(const Context& ctx, const CompareArgs& args) {
 void add_history(CLI::App& app, Context& context, int& exit_code) {
   auto h = std::make_shared<HistoryArgs>();
   CLI::App* hist = app.add_subcommand("history", "A key across flavors: per target, the status in each column and a summary");
-  hist->add_option("key", h->key, "the decl key")->required();
+  hist->add_option("key", h->key, "the decl key (or an llvm.amdgcn.* intrinsic outside the catalog: its census answers)")->required();
   hist->add_option("--target", h->targets, "only these targets (repeatable; LLVM's aliases accepted)")->transform(processor_name());
   hist->add_flag("--json", h->json, "print JSON");
   hist->callback([&context, &exit_code, h] { exit_code = history(context, *h); });

@@ -1,6 +1,7 @@
 // db/frontend.h — the front-end axis: for each amdgcn builtin of clang of the same flavor, whether clang accepts it
 // for each processor and which intrinsic calls it makes of it (probe/frontend.h measures it), kept beside the back
-// end's answer. A catalog key's builtin is the key's row; every other builtin is a row keyed by its own name. No LLVM here: the model, its committed text form data/<flavor>/frontend.txt, and its tables.
+// end's answer. A catalog key's builtin is the key's row; every other builtin is a row keyed by its own name.
+// No LLVM here: the model, its committed text form data/<flavor>/frontend.txt, and its tables.
 //
 // frontend.txt (byte-identical when regenerated from the same measurement):
 //   # archdb front end ...                      a title line

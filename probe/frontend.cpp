@@ -203,7 +203,8 @@ std::vector<Diagnostic> errors_of(const std::string& stderr_text) {
     std::smatch m;
     // A function is named as the record writes it (probe), not as this run numbered it.
     static const std::regex kFunction(R"('(?:archdb_probe::)?k\d+')");
-    if (std::regex_match(line, m, kError)) out.push_back({std::stoi(m[1].str()), std::regex_replace(m[2].str(), kFunction, "'probe'")});
+    if (std::regex_match(line, m, kError))
+      out.push_back({std::stoi(m[1].str()), std::regex_replace(m[2].str(), kFunction, "'probe'")});
   }
   return out;
 }
@@ -370,7 +371,8 @@ std::string clang_failure(const Finished& r) {
     part = std::regex_replace(part, std::regex(R"('archdb_probe::k\d+')"), "'probe'");
     what += (what.empty() ? "" : "; ") + part;
   }
-  std::string code = r.exit_code >= 128 ? "signal " + std::to_string(r.exit_code - 128) : "exit code " + std::to_string(r.exit_code);
+  std::string code = r.exit_code >= 128 ? "signal " + std::to_string(r.exit_code - 128)
+                                        : "exit code " + std::to_string(r.exit_code);
   return clean_evidence("clang crashed (" + code + ")" + (what.empty() ? "" : ": " + what));
 }
 
@@ -464,19 +466,22 @@ Frontend measure_frontend(const FrontendOptions& options) {
       sema_processors.push_back(p);
   if (sema_processors.empty()) sema_processors.push_back(options.processors.back());
   for (int round = 0; round < 48; ++round) {
-    std::map<std::pair<size_t, std::set<std::string>>, std::vector<size_t>> pending;  // (processor, features) -> builtins
+    // (processor, features) -> builtins
+    std::map<std::pair<size_t, std::set<std::string>>, std::vector<size_t>> pending;
     for (size_t i = 0; i < posed.size(); ++i) {
       Posed& p = posed[i];
       if (p.done || !p.failure.empty()) continue;
       if (p.sema_processor >= sema_processors.size()) {
-        p.failure = "clang's Sema refuses it for a target feature on every processor asked (" + join(sema_processors, ", ") + ")";
+        p.failure = "clang's Sema refuses it for a target feature on every processor asked (" +
+                    join(sema_processors, ", ") + ")";
         continue;
       }
       pending[{p.sema_processor, p.sema_features}].push_back(i);
     }
     if (pending.empty()) break;
     if (options.progress)
-      std::fprintf(stderr, "\r\033[K%s: asking clang for builtin signatures (round %d)", options.flavor.c_str(), round + 1);
+      std::fprintf(stderr, "\r\033[K%s: asking clang for builtin signatures (round %d)", options.flavor.c_str(),
+                   round + 1);
     std::vector<std::vector<std::string>> commands;
     std::vector<std::vector<Emitted>> where(pending.size());
     size_t n = 0;
@@ -489,7 +494,8 @@ Frontend measure_frontend(const FrontendOptions& options) {
       fs::path file = tmp.path() / ("sema" + std::to_string(n) + ".hip");
       write_file_atomically(file, source);
       std::vector<std::string> cmd = base_command(options.clang, sema_processors[processor]);
-      for (const std::string& feature : features) cmd.insert(cmd.end(), {"-Xclang", "-target-feature", "-Xclang", "+" + feature});
+      for (const std::string& feature : features)
+        cmd.insert(cmd.end(), {"-Xclang", "-target-feature", "-Xclang", "+" + feature});
       cmd.push_back("-fsyntax-only");
       cmd.push_back(file.string());
       commands.push_back(std::move(cmd));

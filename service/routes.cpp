@@ -402,6 +402,7 @@ Reply Api::api(const Request& r, const std::vector<std::string>& s) const {
   if (head == "cells" && n == 4) return only_get(), cell(r, s[1], s[2], s[3]);
   if (head == "matrix" && n == 1) return only_get(), matrix(r);
   if (head == "history" && n == 2) return only_get(), history(r, s[1]);
+  if (head == "intrinsics" && n == 3) return only_get(), intrinsic(r, s[1], s[2]);
   if (head == "diff" && n == 3) return only_get(), diff(r, s[1], s[2]);
   if (head == "check" && n == 1) {
     if (r.method != "POST") throw HttpError{405, r.method + " is not allowed on /v1/check (use POST)", "POST"};
@@ -452,6 +453,9 @@ Reply Api::index() const {
   add("GET", "/v1/cells/{flavor}/{key}/{target}", "one cell: status, lowered_to or evidence");
   add("GET", "/v1/matrix", "keys by targets for a flavor [flavor (required), q, keys, targets, family, status, detail, limit, offset]");
   add("GET", "/v1/history/{key}", "a key across flavors, per target, with a summary [targets]");
+  add("GET", "/v1/intrinsics/{flavor}/{name}", "an llvm.amdgcn.* intrinsic (or one instantiation) on every processor of "
+      "the flavor's census: ok where any instantiation lowers, naming it; refused only where every one is; the "
+      "instantiations listed [targets]");
   add("GET", "/v1/diff/{from}/{to}", "cells that changed between two columns, grouped [group, q, targets, family]");
   add("POST", "/v1/check", "the checker's verdict for keys, intrinsics or LLVM IR on targets of a flavor");
   j["endpoints"] = e;
@@ -567,6 +571,53 @@ Reply Api::cell(const Request& r, const std::string& flavor, const std::string& 
   if (!std::binary_search(f.keys.begin(), f.keys.end(), key))
     fail(404, unknown_key_message(*schema_, key) + " in " + flavor);
   fail(404, "no cell for " + key + " on '" + target + "' in " + flavor + " (its targets: " + join(f.targets, ", ") + ")");
+}
+
+Reply Api::intrinsic(const Request& r, const std::string& flavor, const std::string& name) const {
+  Params p(r.query);
+  p.allow({}, {"targets"});
+  auto snap = source_.current();
+  const FlavorData& f = need_flavor(*snap, flavor);
+  const CensusIndex* census = f.index.census.get();
+  if (!census || census->processors.empty()) fail(404, flavor + " has no census (archdb census --flavor " + flavor + ")");
+  const std::string full = full_intrinsic_name(name);
+  std::vector<CensusInstantiation> instantiations;
+  if (auto of = census->instantiations_of.find(full); of != census->instantiations_of.end()) {
+    for (const std::string& key : of->second) instantiations.push_back({key, full, {}});
+  } else if (census->by_name.count(full)) {
+    instantiations.push_back({full, full, {}});  // one instantiation, named as a kernel's IR names it
+  } else if (census->intrinsics.count(full)) {
+    fail(404, full + " is an intrinsic of " + flavor + " that its census could not instantiate (archdb query " + full + ")");
+  } else {
+    fail(404, "'" + name + "' is not an llvm.amdgcn.* intrinsic of " + flavor + "'s census");
+  }
+  std::vector<std::string> targets = census->processors;
+  if (std::vector<std::string> only = p.list("targets"); !only.empty()) {
+    for (const std::string& t : only)
+      if (!std::binary_search(targets.begin(), targets.end(), t))
+        fail(400, "'" + t + "' is not a processor of " + flavor + "'s census");
+    targets = only;
+  }
+  json answers = json::object();
+  for (const std::string& target : targets) {
+    std::vector<Cell> cells;
+    for (const CensusInstantiation& inst : instantiations)
+      if (std::optional<Cell> c = census->find(inst.key, target)) cells.push_back(*c);
+    std::optional<Cell> answer = intrinsic_answer(instantiations, cells, target);
+    if (!answer) continue;
+    json a = cell_json(f, *answer);
+    a["instantiation"] = answer->key;
+    a["source"] = "census";
+    answers[target] = a;
+  }
+  json keys = json::array();
+  for (const CensusInstantiation& inst : instantiations) keys.push_back(inst.key);
+  json j;
+  j["flavor"] = flavor;
+  j["intrinsic"] = full;
+  j["instantiations"] = keys;
+  j["answers"] = answers;
+  return json_reply(j, snap);
 }
 
 Reply Api::matrix(const Request& r) const {

@@ -92,6 +92,7 @@ class Api {
   Reply cell(const Request& r, const std::string& flavor, const std::string& key, const std::string& target) const;
   Reply matrix(const Request& r) const;
   Reply history(const Request& r, const std::string& key) const;
+  Reply intrinsic(const Request& r, const std::string& flavor, const std::string& name) const;
   Reply diff(const Request& r, const std::string& from, const std::string& to) const;
   Reply check(const Request& r) const;
 

@@ -412,6 +412,13 @@ TEST(Census, AnIntrinsicsNameIsAnsweredOverItsInstantiations) {
       ws.args({"check", "--keys", "llvm.amdgcn.swmmac.f16.16x16x32.f16", "--target", "gfx1201", "--flavor", "llvm22"}));
   EXPECT_EQ(c.exit_code, 0) << c.out << c.err;
   EXPECT_NE(c.out.find("of 2 instantiations"), std::string::npos) << c.out;
+  auto h = test::run_archdb(ws.args({"history", "swmmac.f16.16x16x32.f16", "--target", "gfx1201", "--json"}));
+  ASSERT_EQ(h.exit_code, 0) << h.err;
+  auto hist = nlohmann::json::parse(h.out);
+  EXPECT_EQ(hist["source"], "census");
+  EXPECT_EQ(hist["targets"]["gfx1201"]["cells"]["llvm22"]["status"], "ok") << h.out;
+  EXPECT_EQ(hist["targets"]["gfx1201"]["cells"]["llvm22"]["instantiation"],
+            "llvm.amdgcn.swmmac.f16.16x16x32.f16.v8f16.v8f16.v16f16.i32");
 }
 
 TEST(Census, CheckFallsBackToTheCensusForIntrinsicsOutsideTheCatalog) {

@@ -110,13 +110,12 @@ TEST(IsolatedIrReader, ACrashOfLlvmIsAnAnswerNamingTheInputAndTheNextReadWorks) 
   EXPECT_EQ(code, kExitBadInput);
   expect_reads_normally(reader);
 
-  // Bitcode with one bit flipped: LLVM 22's reader dereferences a wild pointer, or traps.
-  for (const char* file : {"wgrad_dw_mfma_bf16.flip-7852.bc", "wgrad_dw_mfma_bf16.flip-4637.bc"}) {
-    std::string path = (test::source_dir() / "tests/fixtures/hostile" / file).string();
-    std::string crash = refusal([&] { reader.read_file(path); });
-    EXPECT_EQ(crash.rfind(path + ": LLVM crashed reading it (signal ", 0), 0u) << crash;
-    expect_reads_normally(reader);
-  }
+  // Bitcode with one bit flipped, on which LLVM 22's reader traps every time (flip-7852's wild pointer crashes it or
+  // not as the heap lies, as CheckCli and the service found).
+  std::string path = (test::source_dir() / "tests/fixtures/hostile/wgrad_dw_mfma_bf16.flip-4637.bc").string();
+  std::string crash = refusal([&] { reader.read_file(path); });
+  EXPECT_EQ(crash.rfind(path + ": LLVM crashed reading it (signal ", 0), 0u) << crash;
+  expect_reads_normally(reader);
 }
 
 TEST(IsolatedIrReader, LimitsStopAReadingThatRunsTooLongOrGrowsTooLarge) {

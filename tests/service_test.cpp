@@ -464,11 +464,11 @@ TEST_F(Service, HostileIrIsAnAnswerAndTheServerKeepsServing) {
   expect_error(c.Post(query, nested, "text/plain"), 422, "request.ll:1: the IR nests brackets more than 256 deep");
   expect_serving(*server_);
   expect_error(c.Post(query, repeat("[1 x ", 20000), "text/plain"), 422, "nests brackets more than 256 deep");
-  for (const char* file : {"wgrad_dw_mfma_bf16.flip-7852.bc", "wgrad_dw_mfma_bf16.flip-4637.bc"}) {
-    std::string bitcode = test::read(test::source_dir() / "tests/fixtures/hostile" / file);
-    expect_error(c.Post(query, bitcode, "application/octet-stream"), 422, "request.ll: LLVM crashed reading it (signal ");
-    expect_serving(*server_);
-  }
+  // The bitcode LLVM 22 traps on (SIGTRAP) every time; flip-7852's wild pointer crashes the reader or not as the
+  // heap lies (1 of 6 runs here read it), as CheckCli found.
+  std::string bitcode = test::read(test::source_dir() / "tests/fixtures/hostile/wgrad_dw_mfma_bf16.flip-4637.bc");
+  expect_error(c.Post(query, bitcode, "application/octet-stream"), 422, "request.ll: LLVM crashed reading it (signal ");
+  expect_serving(*server_);
   std::string vast = test::read(test::source_dir() / "tests/fixtures/hostile/wgrad_dw_mfma_bf16.flip-403.bc");
   expect_error(c.Post(query, vast, "application/octet-stream"), 422, "needed more memory than the limit");
   // Empty IR: the same answer as `archdb check` gives (exit 3, "FILE: the IR is empty").
@@ -977,6 +977,37 @@ TEST(ServiceCensus, CensusAnswersComeFromTheSnapshotAndFollowItsSwaps) {
   EXPECT_EQ(failed, 0);
   EXPECT_GT(seen_a, 0);
   EXPECT_GT(seen_b, 0) << "the service never showed the rewritten census";
+  EXPECT_EQ(server.stop(), 0) << server.err();
+}
+
+// An intrinsic's name is answered over every instantiation the census measured of it, the one that decided named.
+TEST(ServiceCensus, AnIntrinsicIsAnsweredOverItsInstantiations) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db);
+  auto c = server.client();
+  auto r = c.Get("/v1/intrinsics/llvm22/swmmac.f16.16x16x32.f16?targets=gfx1201,gfx1100");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = json::parse(r->body);
+  EXPECT_EQ(j["intrinsic"], "llvm.amdgcn.swmmac.f16.16x16x32.f16");
+  EXPECT_EQ(j["instantiations"].size(), 2u) << r->body;
+  EXPECT_EQ(j["answers"]["gfx1201"]["status"], "ok") << r->body;
+  EXPECT_EQ(j["answers"]["gfx1201"]["instantiation"], "llvm.amdgcn.swmmac.f16.16x16x32.f16.v8f16.v8f16.v16f16.i32");
+  EXPECT_EQ(j["answers"]["gfx1100"]["status"], "arch_absent") << r->body;
+  EXPECT_EQ(j["answers"].size(), 2u);
+  // One instantiation, as a kernel's IR names it, is that row alone.
+  auto one = c.Get("/v1/intrinsics/llvm22/llvm.amdgcn.cos.f32?targets=gfx90a");
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->status, 200) << one->body;
+  EXPECT_EQ(json::parse(one->body)["answers"]["gfx90a"]["status"], "ok");
+  auto unknown = c.Get("/v1/intrinsics/llvm22/no.such.thing");
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_NE(json::parse(unknown->body)["message"].get<std::string>().find("not an llvm.amdgcn.* intrinsic"), std::string::npos);
+  auto bad = c.Get("/v1/intrinsics/llvm22/cos?targets=gfx9999");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
   EXPECT_EQ(server.stop(), 0) << server.err();
 }
 
