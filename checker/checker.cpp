@@ -335,9 +335,7 @@ std::optional<CheckItem> frontend_refusal(const Use& use, const Scope& s, Asked&
   for (auto it = s.column.cells.lower_bound({use.key, ""}); it != s.column.cells.end() && it->first.first == use.key; ++it)
     if (!it->second.intrinsic.empty()) instantiation = it->second.intrinsic;
   bool makes_the_call = false;
-  for (auto it = std::lower_bound(frontend.cells.begin(), frontend.cells.end(), use.key,
-                                  [](const FrontendCell& c, const std::string& k) { return c.key < k; });
-       it != frontend.cells.end() && it->key == use.key; ++it)
+  for (auto [it, end] = frontend.cells_of(use.key); it != end; ++it)
     if (it->accepted && std::find(it->emitted.begin(), it->emitted.end(), instantiation) != it->emitted.end())
       makes_the_call = true;
   if (!makes_the_call) return std::nullopt;

@@ -65,9 +65,9 @@ struct Views {
         if (e.rfind("llvm.amdgcn.", 0) == 0) names.push_back(e);
     // Where clang refuses the builtin, the calls it makes of it where it accepts it.
     if (names.empty() && frontend)
-      for (const FrontendCell& other : frontend->cells)
-        if (other.key == key && other.accepted)
-          for (const auto& e : other.emitted)
+      for (auto [other, end] = frontend->cells_of(key); other != end; ++other)
+        if (other->accepted)
+          for (const auto& e : other->emitted)
             if (e.rfind("llvm.amdgcn.", 0) == 0 && std::find(names.begin(), names.end(), e) == names.end()) names.push_back(e);
     if (auto i = intrinsic_of_key.find(key); i != intrinsic_of_key.end()) names.push_back(i->second);
     for (const auto& n : names)
@@ -535,18 +535,11 @@ void refuse_unmeasured_instantiation(const Store& store, const std::vector<std::
 }  // namespace
 
 namespace {
-// The intrinsic's answer on each processor (intrinsic_answer) where the name is an intrinsic with more than one
+// The intrinsic's answer on each processor (intrinsic_answers) where the name is an intrinsic with more than one
 // instantiation; empty otherwise.
-std::vector<std::pair<std::string, Cell>> weighed(const CensusMatch& m, const std::vector<std::string>& only_targets) {
-  std::vector<std::pair<std::string, Cell>> out;
-  if (m.instantiations.size() < 2) return out;
-  std::set<std::string> targets;
-  for (const Cell& c : m.cells)
-    if (only_targets.empty() || std::find(only_targets.begin(), only_targets.end(), c.target) != only_targets.end())
-      targets.insert(c.target);
-  for (const std::string& t : targets)
-    if (std::optional<Cell> c = intrinsic_answer(m.instantiations, m.cells, t)) out.push_back({t, *c});
-  return out;
+std::map<std::string, Cell> weighed(const CensusMatch& m, const std::vector<std::string>& only_targets) {
+  if (m.instantiations.size() < 2) return {};
+  return intrinsic_answers(m.instantiations, m.cells, only_targets);
 }
 }  // namespace
 
@@ -613,7 +606,7 @@ bool query_census(const Context& ctx, const Store& store, const std::string& nam
         if (c.key == i.key && shown(c)) t.add({"  " + c.target, std::string(status_name(c.status)), cell_detail(c)});
       std::fputs(t.render().c_str(), stdout);
     }
-    std::vector<std::pair<std::string, Cell>> answers = weighed(m, only_targets);
+    std::map<std::string, Cell> answers = weighed(m, only_targets);
     if (answers.empty()) continue;
     std::printf("\n%s census: %s on each processor, over its %zu instantiations (ok where any lowers, refused where "
                 "every one is)\n",

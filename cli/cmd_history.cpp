@@ -50,14 +50,9 @@ bool intrinsic_history(const Store& store, const HistoryArgs& args) {
     if (m.instantiations.empty()) continue;
     with.push_back(f);
     for (const auto& i : m.instantiations) instantiations[f].push_back(i.key);
-    std::set<std::string> here;
-    for (const Cell& c : m.cells) here.insert(c.target);
-    for (const std::string& t : here) {
-      if (!args.targets.empty() && std::find(args.targets.begin(), args.targets.end(), t) == args.targets.end()) continue;
-      if (std::optional<Cell> a = intrinsic_answer(m.instantiations, m.cells, t)) {
-        answers[{f, t}] = *a;
-        processors.insert(t);
-      }
+    for (auto& [t, a] : intrinsic_answers(m.instantiations, m.cells, args.targets)) {
+      answers[{f, t}] = std::move(a);
+      processors.insert(t);
     }
   }
   if (with.empty()) return false;

@@ -473,6 +473,18 @@ std::optional<Cell> intrinsic_answer(const std::vector<CensusInstantiation>& ins
   return answer;
 }
 
+std::map<std::string, Cell> intrinsic_answers(const std::vector<CensusInstantiation>& instantiations,
+                                              const std::vector<Cell>& cells, const std::vector<std::string>& only_targets) {
+  std::set<std::string> targets;
+  for (const Cell& c : cells)
+    if (only_targets.empty() || std::find(only_targets.begin(), only_targets.end(), c.target) != only_targets.end())
+      targets.insert(c.target);
+  std::map<std::string, Cell> out;
+  for (const std::string& t : targets)
+    if (std::optional<Cell> c = intrinsic_answer(instantiations, cells, t)) out.emplace(t, std::move(*c));
+  return out;
+}
+
 std::optional<Cell> census_cell(const Store& store, const std::string& flavor, const std::string& name,
                                 const std::string& target) {
   Stmt q(store.handle(), "SELECT key, status, targets, detail FROM census_group WHERE flavor = ?1 AND key = ?2");

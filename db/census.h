@@ -109,6 +109,10 @@ CensusMatch find_census(const Store& store, const std::string& flavor, const std
 // of the processor.
 std::optional<Cell> intrinsic_answer(const std::vector<CensusInstantiation>& instantiations, const std::vector<Cell>& cells,
                                      const std::string& target);
+// intrinsic_answer on every processor `cells` cover (only those of `only_targets`, where it names any).
+std::map<std::string, Cell> intrinsic_answers(const std::vector<CensusInstantiation>& instantiations,
+                                              const std::vector<Cell>& cells,
+                                              const std::vector<std::string>& only_targets = {});
 // `name` with the "llvm.amdgcn." prefix, added where it is left out ("cos" -> "llvm.amdgcn.cos").
 std::string full_intrinsic_name(const std::string& name);
 // One census cell by the instantiation's name (the intrinsic name a kernel's IR calls), looked up on demand.

@@ -105,6 +105,14 @@ const FrontendCell* Frontend::find(const std::string& key, const std::string& ta
   return it != cells.end() && it->key == key && it->target == target ? &*it : nullptr;
 }
 
+std::pair<const FrontendCell*, const FrontendCell*> Frontend::cells_of(const std::string& key) const {
+  auto before = [](const FrontendCell& c, const std::string& k) { return c.key < k; };
+  auto after = [](const std::string& k, const FrontendCell& c) { return k < c.key; };
+  auto begin = std::lower_bound(cells.begin(), cells.end(), key, before);
+  auto end = std::upper_bound(begin, cells.end(), key, after);
+  return {cells.data() + (begin - cells.begin()), cells.data() + (end - cells.begin())};
+}
+
 std::string render_frontend(const Frontend& fe) {
   std::string out = std::string(kTitle) + "\n";
   nlohmann::ordered_json prov = provenance_json(fe.provenance);

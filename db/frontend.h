@@ -64,6 +64,8 @@ struct Frontend {
   void recount();
   const FrontendKey* key(const std::string& k) const;
   const FrontendCell* find(const std::string& key, const std::string& target) const;
+  // The cells of one key (a contiguous run of `cells`), empty if none.
+  std::pair<const FrontendCell*, const FrontendCell*> cells_of(const std::string& key) const;
 };
 
 std::string render_frontend(const Frontend& fe);

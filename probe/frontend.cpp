@@ -586,42 +586,21 @@ Frontend measure_frontend(const FrontendOptions& options) {
       for (size_t f : functions) a.refused.erase(f), a.crashed.erase(f), a.emitted.erase(f);
       a.groups.assign(1, functions);
     }
-    std::map<pid_t, std::pair<size_t, size_t>> running;  // pid -> (processor, slot)
-    size_t slot_counter = 0, answered = 0;
-    std::vector<size_t> ready_to_ask;
-    for (size_t t = 0; t < asking.size(); ++t) ready_to_ask.push_back(t);
-    while (!ready_to_ask.empty() || !running.empty()) {
-      while (static_cast<int>(running.size()) < jobs && !ready_to_ask.empty()) {
-        size_t t = ready_to_ask.front();
-        ready_to_ask.erase(ready_to_ask.begin());
-        std::optional<std::vector<std::string>> cmd = next_command(t);
-        if (!cmd) {
-          ++answered;
-          continue;
+    // A round asks every processor with functions left its next group, `jobs` clangs at once (run_all).
+    for (int round = 1;; ++round) {
+      std::vector<size_t> asked_on;
+      std::vector<std::vector<std::string>> commands;
+      for (size_t t = 0; t < asking.size(); ++t)
+        if (std::optional<std::vector<std::string>> cmd = next_command(t)) {
+          asked_on.push_back(t);
+          commands.push_back(std::move(*cmd));
         }
-        size_t slot = slot_counter++;
-        running[spawn(*cmd, tmp.path(), slot)] = {t, slot};
-      }
-      if (running.empty()) break;
-      int status = 0;
-      pid_t pid = ::waitpid(-1, &status, 0);
-      if (pid < 0) {
-        if (errno == EINTR) continue;
-        throw internal_error("waitpid failed while running clang");
-      }
-      auto it = running.find(pid);
-      if (it == running.end()) continue;
-      auto [t, slot] = it->second;
-      running.erase(it);
-      Finished r;
-      r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      r.out = read_file(tmp.path() / ("out" + std::to_string(slot)));
-      r.err = read_file(tmp.path() / ("err" + std::to_string(slot)));
-      take_result(t, r);
-      ready_to_ask.push_back(t);
+      if (commands.empty()) break;
       if (options.progress)
-        std::fprintf(stderr, "\r\033[K%s: asking clang about %zu builtins on %zu processors (%zu done)",
-                     options.flavor.c_str(), functions.size(), asking.size(), answered);
+        std::fprintf(stderr, "\r\033[K%s: asking clang about %zu builtins (turn %d, %zu processors)", options.flavor.c_str(),
+                     functions.size(), round, commands.size());
+      std::vector<Finished> results = run_all(commands, jobs, tmp.path());
+      for (size_t i = 0; i < asked_on.size(); ++i) take_result(asked_on[i], results[i]);
     }
   };
   std::vector<size_t> functions(ready.size());

@@ -598,15 +598,17 @@ Reply Api::intrinsic(const Request& r, const std::string& flavor, const std::str
         fail(400, "'" + t + "' is not a processor of " + flavor + "'s census");
     targets = only;
   }
+  std::vector<Cell> cells;
+  for (const std::string& target : targets)
+    for (const CensusInstantiation& inst : instantiations)
+      if (std::optional<Cell> c = census->find(inst.key, target)) cells.push_back(std::move(*c));
+  std::map<std::string, Cell> weighed = intrinsic_answers(instantiations, cells);
   json answers = json::object();
   for (const std::string& target : targets) {
-    std::vector<Cell> cells;
-    for (const CensusInstantiation& inst : instantiations)
-      if (std::optional<Cell> c = census->find(inst.key, target)) cells.push_back(*c);
-    std::optional<Cell> answer = intrinsic_answer(instantiations, cells, target);
-    if (!answer) continue;
-    json a = cell_json(f, *answer);
-    a["instantiation"] = answer->key;
+    auto answer = weighed.find(target);
+    if (answer == weighed.end()) continue;
+    json a = cell_json(f, answer->second);
+    a["instantiation"] = answer->second.key;
     a["source"] = "census";
     answers[target] = a;
   }

@@ -523,13 +523,20 @@ TEST(Frontend, TextFormRoundTrips) {
   EXPECT_EQ(render_frontend(*loaded), text);
 }
 
-TEST(Frontend, ClangOfTheFlavorAcceptsAndRefusesBuiltinsPerProcessor) {
+// The clang of the linked LLVM's flavor ("clang-22"), or "" where it is not installed.
+std::string clang_of_the_build() {
   std::string clang = "clang-" + std::to_string(linked_toolchain().llvm_major);
   try {
     clang_version_line(clang);
   } catch (const Error&) {
-    GTEST_SKIP() << clang << " is not installed";
+    return "";
   }
+  return clang;
+}
+
+TEST(Frontend, ClangOfTheFlavorAcceptsAndRefusesBuiltinsPerProcessor) {
+  const std::string clang = clang_of_the_build();
+  if (clang.empty()) GTEST_SKIP() << "clang-" << linked_toolchain().llvm_major << " is not installed";
   FrontendOptions o;
   o.flavor = linked_toolchain().flavor();
   o.clang = clang;
@@ -564,12 +571,8 @@ TEST(Frontend, ClangOfTheFlavorAcceptsAndRefusesBuiltinsPerProcessor) {
 }
 
 TEST(Frontend, EveryBuiltinInClangsFilesIsARowAndEachKeyTakesTheBuiltinThatMakesItsCall) {
-  std::string clang = "clang-" + std::to_string(linked_toolchain().llvm_major);
-  try {
-    clang_version_line(clang);
-  } catch (const Error&) {
-    GTEST_SKIP() << clang << " is not installed";
-  }
+  const std::string clang = clang_of_the_build();
+  if (clang.empty()) GTEST_SKIP() << "clang-" << linked_toolchain().llvm_major << " is not installed";
   std::vector<std::string> in_clang = clang_builtin_names(clang);
   // The names HIP authors type, type-suffixed ones too, are read from clang's own builtin table.
   EXPECT_TRUE(contains(in_clang, "__builtin_amdgcn_mfma_f32_4x4x4bf16_1k"));
