@@ -46,7 +46,7 @@ int severity(Verdict v) { return v == Verdict::kRefused ? 2 : v == Verdict::kUnv
 Verdict verdict_of(const Cell& cell) {
   switch (cell.status) {
     case Status::kOk:
-      // What LLVM's assembler rejects for the processor never clears a kernel (README "How the probe
+      // What LLVM's assembler rejects for the processor never clears a kernel (docs/measuring.md "How the probe
       // measures"): the object codegen wrote was read, the printed assembly was not accepted.
       return cell.mc_check.empty() ? Verdict::kCleared : Verdict::kUnvalidated;
     case Status::kNameAbsent:
@@ -391,6 +391,9 @@ std::optional<CheckItem> catalog_cell(const Use& use, const Scope& s, Asked& ask
         return no_answer(use.intrinsic, key, "no cell for " + key + " on " + s.request.target + " in " + s.request.flavor);
       continue;
     }
+    // A key found by the call's intrinsic answers it only where the key poses that instantiation (a key with a
+    // wave64 layout poses another on wave64 targets).
+    if (use.key.empty() && it->second.intrinsic != use.intrinsic) continue;
     CheckItem item = item_from_cell(it->second);
     if (!use.intrinsic.empty()) item.intrinsic = use.intrinsic;
     std::optional<CheckItem> answered = answer_or_keep(std::move(item), it->second, use, asked);

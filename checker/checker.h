@@ -144,7 +144,7 @@ struct CheckItem {
   Verdict verdict = Verdict::kUnvalidated;
 };
 
-// Whether a cell answers a call posed as `call` (README "The checker"): nullopt when it does, else the difference,
+// Whether a cell answers a call posed as `call` (docs/checker.md "The checker"): nullopt when it does, else the difference,
 // for people. A refusal holds for every posing (every fair way of posing the call was refused); a cell that lowered
 // holds for the same immediates, with its result used for a call that ignores it too (the returning form serves
 // it) and with divergent operands for uniform ones too (LLVM moves a uniform value into a vector register wherever

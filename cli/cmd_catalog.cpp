@@ -1,6 +1,6 @@
 // cli/cmd_catalog.cpp — `archdb catalog import --format rocke-decls TABLE [--out FILE]`: a peer's declaration
 // table (`KEY<TAB>declare ...` a line) as a catalog that `archdb --catalog FILE regen` measures exactly as
-// declared, so that a peer's keys mean what the peer emits (README "Measuring a peer's own declarations").
+// declared, so that a peer's keys mean what the peer emits (docs/data.md "Measuring a peer's own declarations").
 #include <cstdio>
 #include <filesystem>
 

@@ -249,7 +249,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       subjects.push_back({i.key, "census", s});
       by_name["census\t" + i.key] = &subjects.back();
     }
-  std::vector<std::pair<const Subject*, const Cell*>> crashes, empty, mc, unencodable, declared;
+  std::vector<std::pair<const Subject*, const Cell*>> crashes, empty, mc, unencodable, absent, declared;
   bool any_declared = false;  // this flavor's LLVM declares the features of some intrinsics (LLVM 23 on)
   auto scan = [&](const std::vector<Cell>& cells, const std::string& source) {
     for (const auto& c : cells) {
@@ -257,13 +257,15 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       if (s == by_name.end()) continue;
       if (is_toolchain_failure(c.status)) crashes.push_back({s->second, &c});
       if (c.status == Status::kOk && c.lowered_to.empty()) empty.push_back({s->second, &c});
-      // Codegen selected an instruction the assembler says this processor lacks (README "ok means an instruction"):
+      // Codegen selected an instruction the assembler says this processor lacks (docs/measuring.md "ok means an instruction"):
       // the cell is a refusal, and LLVM disagrees with itself.
       if ((c.status == Status::kOk && !c.mc_check.empty()) || c.cause == Cause::kRejectedInstruction)
         mc.push_back({s->second, &c});
       // Selected as an instruction with no encoding there, then a crash: LLVM's tables refuse it, its code
       // generator should have.
       if (c.cause == Cause::kUnencodable) unencodable.push_back({s->second, &c});
+      // A crash or hang before selection, on a call whose instruction (where it lowers) has no encoding there.
+      if (c.cause == Cause::kInstructionAbsent) absent.push_back({s->second, &c});
       // LLVM's intrinsic table declares the target has what the intrinsic needs and its code generator refuses it,
       // or declares it has not and the call lowers.
       any_declared |= c.declared.has_value();
@@ -332,7 +334,8 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
     return family_of(c.intrinsic) + ": " + c.note + (imm && *imm != 0 ? " (imm " + std::to_string(*imm) + ")" : "");
   };
   std::vector<Finding> crash_kinds = classify(crashes, by_evidence), empty_kinds = classify(empty, by_family),
-                       mc_kinds = classify(mc, by_evidence), unencodable_kinds = classify(unencodable, by_evidence);
+                       mc_kinds = classify(mc, by_evidence), unencodable_kinds = classify(unencodable, by_evidence),
+                       absent_kinds = classify(absent, by_evidence);
   auto by_declaration = [](const Subject&, const Cell& c) {
     return std::string(c.declared->holds ? "declared to need " : "declared to need what the processor lacks: ") +
            c.declared->features + "; measured " + std::string(status_name(c.status));
@@ -344,10 +347,15 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
           "name), most cells first.",
           crash_kinds, false);
   section("LLVM selects an instruction the processor has no encoding for, then crashes",
-          "Codegen selected, as LLVM's tables say (README \"Selected but unencodable\"), an instruction this processor "
+          "Codegen selected, as LLVM's tables say (docs/measuring.md \"Selected but unencodable\"), an instruction this processor "
           "has no encoding for, and crashed further on (most often asking the instruction's size in branch "
           "relaxation) instead of refusing the call: the cell is arch_absent. One row per kind.",
           unencodable_kinds, false);
+  section("LLVM crashes or hangs on a call whose instruction the processor has no encoding for",
+          "LLVM crashed or ran out of time before it selected anything, and wherever the same call lowers it becomes "
+          "an instruction this processor's assembler refuses as another processor's (docs/measuring.md \"Selected but "
+          "unencodable\"): the cell is arch_absent, and LLVM should have refused the call. One row per kind.",
+          absent_kinds, false);
   section("LLVM's declaration and its code generator disagree",
           std::string(any_declared
                           ? "LLVM's intrinsic table declares the target features an intrinsic needs "
@@ -360,7 +368,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
           declared_kinds, false);
   section("Intrinsics that lower to no instruction",
           "Codegen succeeded and the object links, but the call became no instruction beyond the probe's baseline "
-          "however it was posed (README \"How the probe measures\": immediates that ask for work were tried). "
+          "however it was posed (docs/measuring.md \"How the probe measures\": immediates that ask for work were tried). "
           "One row per intrinsic family.",
           empty_kinds, false);
   section("Back end and assembler disagree",
@@ -415,10 +423,10 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
   if (out_file.empty()) writing = ctx.lock_column(flavor);  // a regeneration carries findings.md over
   write_file_atomically(out, md);
   std::printf("wrote %s: %zu crashes and hangs (%zu kinds), %zu selections with no encoding (%zu kinds), %zu "
-              "no-instruction lowerings (%zu families), %zu assembler disagreements (%zu kinds), %zu front-end "
-              "disagreements\n",
+              "crashes and hangs on an instruction with no encoding (%zu kinds), %zu no-instruction lowerings (%zu "
+              "families), %zu assembler disagreements (%zu kinds), %zu front-end disagreements\n",
               out.string().c_str(), crashes.size(), crash_kinds.size(), unencodable.size(), unencodable_kinds.size(),
-              empty.size(), empty_kinds.size(), mc.size(), mc_kinds.size(), d.size());
+              absent.size(), absent_kinds.size(), empty.size(), empty_kinds.size(), mc.size(), mc_kinds.size(), d.size());
   return kExitOk;
 }
 

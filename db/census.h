@@ -57,7 +57,7 @@ struct CensusProvenance {
   nlohmann::ordered_json probe;          // how it was posed (opt level, timeout, sweep, candidates, ...)
   std::vector<std::string> processors;   // every gfx processor this LLVM knows, sorted
   // Processors with a defect of LLVM's own (its assembler rejects the code it writes for any kernel there),
-  // each with what it is: their cells that lower are target_unsupported (README "How the probe measures").
+  // each with what it is: their cells that lower are target_unsupported (docs/measuring.md "How the probe measures").
   std::map<std::string, std::string> processor_notes;
   int intrinsics = 0;                    // llvm.amdgcn.* intrinsics enumerated
   // Derived from the rows when rendered.

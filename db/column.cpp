@@ -1,4 +1,4 @@
-// db/column.cpp — the column model and its JSON forms (see column.h and the data contract in README.md).
+// db/column.cpp — the column model and its JSON forms (see column.h and the data contract in docs/data.md).
 #include "db/column.h"
 
 #include <algorithm>
@@ -77,6 +77,7 @@ constexpr std::pair<Cause, const char*> kCauseNames[] = {
     {Cause::kUndefinedSymbol, "undefined_symbol"},
     {Cause::kRejectedInstruction, "rejected_instruction"},
     {Cause::kUnencodable, "unencodable"},
+    {Cause::kInstructionAbsent, "instruction_absent"},
     {Cause::kCrash, "crash"},
     {Cause::kFatalError, "fatal_error"},
     {Cause::kWorkerEnded, "worker_ended"},
@@ -106,7 +107,8 @@ bool cause_fits(Cause c, Status s) {
     case Cause::kDiagnostic:
     case Cause::kUndefinedSymbol:
     case Cause::kRejectedInstruction:
-    case Cause::kUnencodable: return s == Status::kArchAbsent;
+    case Cause::kUnencodable:
+    case Cause::kInstructionAbsent: return s == Status::kArchAbsent;
     case Cause::kCrash:
     case Cause::kFatalError:
     case Cause::kWorkerEnded: return s == Status::kToolchainCrash;

@@ -42,6 +42,8 @@ enum class Cause {
   kUndefinedSymbol,      // arch_absent: the call became a call of a symbol nothing defines
   kRejectedInstruction,  // arch_absent: LLVM selects an instruction its own assembler rejects for the processor
   kUnencodable,          // arch_absent: LLVM selects an instruction with no encoding there, then crashes
+  kInstructionAbsent,    // arch_absent: LLVM crashes or hangs before selecting; where the call lowers it becomes an
+                         // instruction with no encoding there
   kCrash,                // toolchain_crash: a signal (or out of memory)
   kFatalError,           // toolchain_crash: a fatal error that is not a refusal
   kWorkerEnded,          // toolchain_crash: the worker ended otherwise
@@ -55,7 +57,7 @@ std::optional<Cause> parse_cause(std::string_view name);
 // Whether a cell of status `s` may have cause `c` (kNone fits every status; kDeclaration a crash or a timeout).
 bool cause_fits(Cause c, Status s);
 
-// The call a cell answers, as the probe posed it (README "Data contract", `posed`): the value of each immarg
+// The call a cell answers, as the probe posed it (docs/data.md "Data contract", `posed`): the value of each immarg
 // operand, whether the operands a kernel's per-lane data would be were uniform or divergent (pointers and image
 // descriptors are always passed uniform), whether the result was used. What does not apply to the intrinsic is
 // absent. The instantiation is the cell's intrinsic, the target features its target's.
@@ -117,7 +119,7 @@ struct Cell {
 };
 
 
-// How a probe is posed unless told otherwise (README "How the probe measures"): the wall-clock budget of one
+// How a probe is posed unless told otherwise (docs/measuring.md "How the probe measures"): the wall-clock budget of one
 // kernel, and the immediates swept where the default one is refused. Defined here alone.
 constexpr int kDefaultTimeoutS = 60;
 inline const std::vector<int64_t> kDefaultImmargSweep = {1, 2, 4, 12, 16};
@@ -127,7 +129,7 @@ inline const std::vector<int64_t> kDefaultImmargSweep = {1, 2, 4, 12, 16};
 struct Provenance {
   static constexpr const char* kSchema = "archdb.column/v1";
   // 2: the posings; 3: what LLVM selected before it crashed, judged by its tables (unencodable), every cell's
-  // cause, retries in fresh workers (README "How the probe measures")
+  // cause, retries in fresh workers (docs/measuring.md "How the probe measures")
   static constexpr int kGeneratorVersion = 3;
 
   std::string flavor;

@@ -84,7 +84,7 @@ struct CensusOptions {
   std::vector<std::string> clang_calls;
   std::string clang;                      // clang's version line, for the provenance
   int jobs = 0;
-  // Budgets per probe kernel (see README "The census"): CPU time on the first attempt and on the retry of a
+  // Budgets per probe kernel (see docs/measuring.md "The census"): CPU time on the first attempt and on the retry of a
   // crash or hang, and a wall-clock backstop for a hang that does not spend CPU (the catalog's is 60 s).
   int cpu_budget_ms = 50;
   int retry_cpu_budget_ms = 100;
@@ -93,12 +93,12 @@ struct CensusOptions {
   std::vector<int64_t> immarg_sweep = kDefaultImmargSweep;
   int max_instantiations = 1;             // per overloaded intrinsic
   int max_candidates = 64;                // combinations tried per overloaded intrinsic
-  // The search (README "The census"): rounds, and candidates measured a round per intrinsic that lowers nowhere.
+  // The search (docs/measuring.md "The census"): rounds, and candidates measured a round per intrinsic that lowers nowhere.
   // Two rounds: the third measured 172 candidates (LLVM 22) and 176 (LLVM 23) for 15 s of a 121 s census and
   // found none.
   int search_rounds = 2;
   int search_width = 4;
-  // The layout search (README "The census"): candidates measured per intrinsic.
+  // The layout search (docs/measuring.md "The census"): candidates measured per intrinsic.
   int layout_width = 4;
   bool progress = false;
 };

@@ -2,6 +2,7 @@
 #include "probe/decide.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "probe/asm_text.h"
 #include "probe/classify.h"
@@ -163,6 +164,45 @@ std::string unencodable_evidence(const MissingEncoding& missing, const Outcome& 
   // The processor is the cell's: not named, so that the census groups the processors that share the answer.
   return "LLVM selects " + missing.opcode + " (" + missing.mnemonic + "), which has no encoding on this processor "
          "(LLVM's assembler: " + missing.diagnostic + "); compiling on, " + crash.evidence();
+}
+
+void decide_from_lowerings(const std::vector<Cell*>& cells, const std::function<bool(const Cell&)>& undecided,
+                           const MnemonicRefusal& refusal) {
+  // The kernel's plumbing around a call: it moves operands and results, waits and pads, on every processor alike.
+  static const char* const kPlumbing[] = {"s_nop", "s_wait", "v_mov_", "s_mov_", "v_readfirstlane", "v_accvgpr_"};
+  auto plumbing = [](const std::string& m) {
+    return std::any_of(std::begin(kPlumbing), std::end(kPlumbing), [&](const char* p) { return m.rfind(p, 0) == 0; });
+  };
+  std::vector<std::string> common;  // in the order of the first lowering
+  bool any = false;
+  for (const Cell* c : cells) {
+    if (c->status != Status::kOk || c->lowered_to.empty() || !c->mc_check.empty()) continue;
+    if (!any) {
+      for (const std::string& m : c->lowered_to)
+        if (!plumbing(m) && std::find(common.begin(), common.end(), m) == common.end()) common.push_back(m);
+      any = true;
+      continue;
+    }
+    common.erase(std::remove_if(common.begin(), common.end(),
+                                [&](const std::string& m) {
+                                  return std::find(c->lowered_to.begin(), c->lowered_to.end(), m) == c->lowered_to.end();
+                                }),
+                 common.end());
+  }
+  if (common.empty()) return;
+  for (Cell* c : cells) {
+    if (!is_toolchain_failure(c->status) || c->cause == Cause::kDeclaration || !undecided(*c)) continue;
+    for (const std::string& m : common) {
+      std::string words = refusal(c->target, m);
+      if (words.empty()) continue;
+      // The processor is the cell's: not named, so that the census groups the processors that share the answer.
+      c->evidence = "wherever this call lowers it becomes " + m + ", which has no encoding on this processor "
+                    "(LLVM's assembler: " + words + "); here, " + c->evidence;
+      c->status = Status::kArchAbsent;
+      c->cause = Cause::kInstructionAbsent;
+      break;
+    }
+  }
 }
 
 std::string tried_summary(const std::vector<Posing>& tried, const Posing& base) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,17 @@ Cell decide_cell(const CellInputs& in);
 std::optional<MissingEncoding> unencodable_selection(const CompileReport& kernel, const CompileReport& baseline);
 // The evidence of a call LLVM selects as an instruction the processor has no encoding for, then crashes on.
 std::string unencodable_evidence(const MissingEncoding& missing, const Outcome& crash);
+
+// A crash or hang LLVM's tables decide from the processors where the same call lowers. `cells` are one call's
+// cells on every target measured; `undecided` says which of its crashes and hangs came before LLVM selected
+// anything (no selection read). Where the call lowers, a mnemonic every lowering has (beyond moves, waits, nops
+// and accumulator copies, which are the kernel's plumbing, not the call) is its instruction; when the target's
+// assembler refuses one such mnemonic as another processor's (`refusal`: its words, "" where it has it or does
+// not say), the cell becomes arch_absent, Cause::kInstructionAbsent, naming it. Nothing else changes: no
+// lowering anywhere, or every instruction of it known here, leaves the crash or hang as it is.
+using MnemonicRefusal = std::function<std::string(const std::string& target, const std::string& mnemonic)>;
+void decide_from_lowerings(const std::vector<Cell*>& cells, const std::function<bool(const Cell&)>& undecided,
+                           const MnemonicRefusal& refusal);
 
 // What was tried beyond the default posing, for a refusal's evidence: "immarg sweep 1, 2: none lowers" for
 // posings that set every immediate alike, then the others counted by kind ("" when nothing was tried).

@@ -49,11 +49,11 @@ class EncodingCheck {
   EncodingCheck(const EncodingTable& table, const Assembler& assembler) : table_(table), assembler_(assembler) {}
   // Set when LLVM's tables say `opcode` has no encoding on this processor (the invariant above).
   std::optional<MissingEncoding> missing(const std::string& opcode);
-
- private:
   // The assembler's refusal of a bare mnemonic as another processor's ("" when it has the mnemonic, or does
   // not know it at all).
   const std::string& refusal(const std::string& mnemonic);
+
+ private:
 
   const EncodingTable& table_;
   const Assembler& assembler_;

@@ -129,6 +129,14 @@ class PoolExecutor : public Executor {
     return it == defects_.end() ? "" : it->second;
   }
 
+  std::string mnemonic_refusal(const std::string& target, const std::string& mnemonic) override {
+    auto assembler = assemblers_.find(target);
+    if (assembler == assemblers_.end()) return "";
+    std::unique_ptr<EncodingCheck>& check = encoding_checks_[target];
+    if (!check) check = std::make_unique<EncodingCheck>(encodings_, *assembler->second);
+    return check->refusal(mnemonic);
+  }
+
   std::vector<std::vector<Attempt>> compile(std::vector<CompileRun> runs) override {
     // Every kernel of the call is an item: its run, its place there, and how its jobs are made.
     items_.clear();
@@ -339,6 +347,7 @@ class PoolExecutor : public Executor {
   std::map<std::string, std::string> defects_;  // target -> what its assembler rejects of every kernel
   std::vector<std::unique_ptr<llvm::TargetMachine>> machines_;
   std::map<std::string, std::unique_ptr<Assembler>> assemblers_;
+  std::map<std::string, std::unique_ptr<EncodingCheck>> encoding_checks_;  // target -> its bare mnemonics asked
   std::map<std::string, TargetResources> resources_;
   std::unique_ptr<WorkerPool> pool_;         // batches
   std::unique_ptr<WorkerPool> serial_pool_;  // one kernel at a time

@@ -71,7 +71,7 @@ struct ExecutorOptions {
   int cpu_budget_ms = 0;             // CPU budget of one kernel's codegen (0: only timeout_s) ...
   int retry_cpu_budget_ms = 0;       // ... and of a retry's
   std::vector<int64_t> immarg_sweep; // resolving: the immediates tried where the verifier refuses 0
-  bool strict_isolation = false;     // every fatal error ends its worker (README "How the probe measures")
+  bool strict_isolation = false;     // every fatal error ends its worker (docs/measuring.md "How the probe measures")
   std::string hang_function;         // test hook: this kernel never finishes compiling ...
   bool hang_first_attempt_only = false;  // ... unless it is a retry
 };
@@ -89,6 +89,9 @@ class Executor {
   // A processor on which LLVM's own assembler rejects the code LLVM writes for any kernel (the assembler's words
   // and the instruction), found once when the executor is made; "" for a processor without such a defect.
   virtual std::string target_defect(const std::string& target) const = 0;
+  // The processor's assembler refusing a bare mnemonic as another processor's ("instruction not supported on this
+  // GPU"), asked of LLVM's tables in this process (encodings.h); "" where it has the mnemonic or does not say.
+  virtual std::string mnemonic_refusal(const std::string& target, const std::string& mnemonic) = 0;
 
   // Counters since construction: jobs handed out, workers that died.
   int jobs() const { return jobs_; }

@@ -1,5 +1,5 @@
 // probe/posing_search.h — the other posings of one (key, target) whose default posing did not answer cleanly
-// (README "How the probe measures", Posings). Each search is a strategy: which posings it tries, in what order,
+// (docs/measuring.md "How the probe measures", Posings). Each search is a strategy: which posings it tries, in what order,
 // and which trial decides it. Pure logic over typed trials, without LLVM and without processes
 // (tests/posing_search_test.cpp); probe.cpp compiles what a search proposes, one posing a round.
 //

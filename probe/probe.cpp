@@ -38,6 +38,11 @@ struct KeyState {
   std::optional<WorkerEnd> resolve_death;  // LLVM died reading the declaration
   std::string function;  // its probe kernel
   std::string baseline;  // its baseline kernel, "b<index>"
+  // A key with a wave64 layout (catalog.h) is two states: its spec everywhere but on wave64 targets, and its
+  // wave64 spec there. nullopt: every target.
+  std::optional<bool> wave64;
+
+  bool measures(const std::string& target) const { return !wave64 || *wave64 == is_wave64_target(target); }
 };
 
 // A posing search under way for one (key, target).
@@ -52,11 +57,20 @@ class ProbeRun {
   ProbeRun(const Catalog& catalog, const std::vector<const CatalogEntry*>& entries, const ProbeOptions& options,
            Executor& executor)
       : catalog_(catalog), options_(options), executor_(executor), label_("LLVM " + linked_toolchain().llvm_version) {
-    for (size_t i = 0; i < entries.size(); ++i) {
+    for (const CatalogEntry* entry : entries) {
       KeyState k;
-      k.entry = entries[i];
-      k.spec = &entries[i]->spec_for(options.flavor);
-      k.function = probe_function(i);
+      k.entry = entry;
+      k.spec = &entry->spec_for(options.flavor);
+      k.function = probe_function(keys_.size());
+      if (!entry->wave64) {
+        keys_.push_back(k);
+        continue;
+      }
+      k.wave64 = false;
+      keys_.push_back(k);
+      k.spec = &*entry->wave64;
+      k.wave64 = true;
+      k.function = probe_function(keys_.size());
       keys_.push_back(k);
     }
     // A target may carry features ("gfx1100:+wavefrontsize64"): its processor must be one LLVM knows.
@@ -271,7 +285,8 @@ class ProbeRun {
       } else {
         text += "; not probed: " + k.resolution.evidence + "\n";
       }
-      write_file_atomically(std::filesystem::path(options_.keep_ir_dir) / (k.entry->key + ".ll"), text);
+      std::string file = k.entry->key + (k.wave64.value_or(false) ? ".wave64.ll" : ".ll");
+      write_file_atomically(std::filesystem::path(options_.keep_ir_dir) / file, text);
     }
   }
 
@@ -281,7 +296,7 @@ class ProbeRun {
     std::vector<Kernel> kernels;
     for (const auto& target : known_)
       for (const auto& k : keys_)
-        if (resolved(k)) kernels.push_back(probe_kernel(k, target, k.function, default_posing(k)));
+        if (resolved(k) && k.measures(target)) kernels.push_back(probe_kernel(k, target, k.function, default_posing(k)));
     phase_ = "probing";
     compile({{std::move(kernels), batches()}});
   }
@@ -400,7 +415,7 @@ class ProbeRun {
 
   static std::string posing_function(const KeyState& k, size_t index) { return k.function + "_q" + std::to_string(index); }
 
-  // Tried in rounds, each open search one posing a round, until one decides it (README "How the probe
+  // Tried in rounds, each open search one posing a round, until one decides it (docs/measuring.md "How the probe
   // measures").
   void posing_phase() {
     if (options_.call) return;  // the call as posed, and no other way
@@ -408,7 +423,8 @@ class ProbeRun {
     for (size_t i = 0; i < keys_.size(); ++i) {
       if (!resolved(keys_[i])) continue;
       for (const auto& target : known_)
-        if (auto search = search_for(keys_[i], target)) searches.push_back({i, target, std::move(search)});
+        if (keys_[i].measures(target))
+          if (auto search = search_for(keys_[i], target)) searches.push_back({i, target, std::move(search)});
     }
     phase_ = "posings";
     struct Proposed {
@@ -604,15 +620,32 @@ class ProbeRun {
     ProbeResult result;
     result.column.provenance = probe_provenance(options_);
     for (const auto& k : keys_) {
-      for (const auto& target : options_.targets) {
-        Cell c = cell_for(k, target);
-        if (c.status == Status::kProbeError) result.probe_errors.push_back(k.entry->key + "/" + target + ": " + c.evidence);
+      std::vector<Cell> cells;
+      for (const auto& target : options_.targets)
+        if (k.measures(target)) cells.push_back(cell_for(k, target));
+      decide_crashes_from_lowerings(k, cells);
+      for (Cell& c : cells) {
+        if (c.status == Status::kProbeError) result.probe_errors.push_back(k.entry->key + "/" + c.target + ": " + c.evidence);
         result.column.cells.push_back(std::move(c));
       }
     }
     result.column.sort();
     result.column.recount();
     return result;
+  }
+
+  // A crash or hang before anything was selected, decided where the same call lowers elsewhere (decide.h).
+  void decide_crashes_from_lowerings(const KeyState& k, std::vector<Cell>& cells) {
+    size_t key = static_cast<size_t>(&k - keys_.data());
+    std::vector<Cell*> all;
+    for (Cell& c : cells) all.push_back(&c);
+    auto undecided = [&](const Cell& c) {
+      const Attempt* selection = find_attempt(c.target, selection_of(lowered_function(key, c.target)));
+      return !(selection && selection->report && !selection->report->selected.empty());
+    };
+    decide_from_lowerings(all, undecided, [&](const std::string& target, const std::string& mnemonic) {
+      return executor_.mnemonic_refusal(target, mnemonic);
+    });
   }
 
   Cell cell_for(const KeyState& k, const std::string& target) const {
@@ -729,8 +762,8 @@ ProbeResult run_probe(const Catalog& catalog, const std::vector<const CatalogEnt
   auto start = Clock::now();
   ExecutorOptions e = executor_options(options, options.targets);
   if (!options.inject_hang_key.empty())
-    for (size_t i = 0; i < entries.size(); ++i)
-      if (entries[i]->key == options.inject_hang_key) e.hang_function = probe_function(i);
+    for (size_t i = 0, state = 0; i < entries.size(); state += entries[i]->wave64 ? 2 : 1, ++i)  // ProbeRun's states
+      if (entries[i]->key == options.inject_hang_key) e.hang_function = probe_function(state);
   std::unique_ptr<Executor> executor = make_pool_executor(e);
   double set_up = std::chrono::duration<double>(Clock::now() - start).count();
   ProbeResult result = run_probe(catalog, entries, options, *executor);

@@ -34,7 +34,8 @@ struct ProbeOptions {
   int retries = 1;                     // serial retries of each non-answer
   std::vector<int64_t> immarg_sweep = kDefaultImmargSweep;
   int batch_size = 12;                 // probe kernels per compile job (small: a refusal restarts the rest)
-  std::string keep_ir_dir;             // if set, write <dir>/<key>.ll for every key's probe module
+  std::string keep_ir_dir;             // if set, write <dir>/<key>.ll for every key's probe module (and
+                                       // <key>.wave64.ll for a key's wave64 layout)
   std::string inject_hang_key;         // test hook: this key's probe kernel never finishes compiling
   bool inject_hang_first_attempt_only = false;  // test hook: ... on its first attempt (the retry answers)
   bool progress = false;               // a progress line on stderr

@@ -42,7 +42,7 @@ struct ProbeShape {
   size_t immarg_count() const;
 };
 
-// How a probe kernel poses the call (README "How the probe measures"). The default: every immarg operand the
+// How a probe kernel poses the call (docs/measuring.md "How the probe measures"). The default: every immarg operand the
 // key's default immediate, ordinary operands divergent, the result stored.
 struct Posing {
   std::vector<int64_t> imm;    // one value per immarg operand, in order

@@ -6,6 +6,7 @@
 #include <set>
 #include <string_view>
 
+#include "schema/targets.h"
 #include "support/error.h"
 #include "support/files.h"
 
@@ -147,6 +148,10 @@ const DeclSpec& CatalogEntry::spec_for(const std::string& flavor) const {
   return it == per_flavor.end() ? spec : it->second;
 }
 
+const DeclSpec& CatalogEntry::spec_for(const std::string& flavor, const std::string& target) const {
+  return wave64 && is_wave64_target(target) ? *wave64 : spec_for(flavor);
+}
+
 const CatalogEntry* Catalog::find(const std::string& key) const {
   for (const auto& e : entries)
     if (e.key == key) return &e;
@@ -206,18 +211,24 @@ Catalog parse_catalog(const std::string& text, const std::string& path) {
     if (line.empty()) continue;
     bool indented = !raw.empty() && (raw[0] == ' ' || raw[0] == '\t');
     if (indented) {
-      if (line[0] != '@') throw fail("an indented line must be a per-flavor override: '@llvmNN SPEC'");
-      if (cat.entries.empty()) throw fail("per-flavor override before any entry");
+      if (line[0] != '@') throw fail("an indented line must be an override: '@llvmNN SPEC' or '@wave64 SPEC'");
+      if (cat.entries.empty()) throw fail("override before any entry");
       size_t sp = line.find_first_of(" \t");
       std::string flavor = line.substr(1, sp == std::string::npos ? std::string::npos : sp - 1);
-      if (!is_valid_flavor(flavor)) throw fail("invalid flavor '" + flavor + "' (expected e.g. '@llvm19')");
+      bool wave64 = flavor == "wave64";
+      if (!wave64 && !is_valid_flavor(flavor))
+        throw fail("invalid override '@" + flavor + "' (expected a flavor, e.g. '@llvm19', or '@wave64')");
       if (sp == std::string::npos) throw fail("override for " + flavor + " has no spec");
       DeclSpec spec;
       std::string why;
       if (!parse_spec(trim(line.substr(sp)), lineno, spec, why)) throw fail(why);
       CatalogEntry& owner = cat.entries.back();
-      if (!owner.per_flavor.emplace(flavor, spec).second)
+      if (wave64) {
+        if (owner.wave64) throw fail("second wave64 override of key '" + owner.key + "'");
+        owner.wave64 = spec;
+      } else if (!owner.per_flavor.emplace(flavor, spec).second) {
         throw fail("second override for " + flavor + " of key '" + owner.key + "'");
+      }
       continue;
     }
     size_t sp = line.find_first_of(" \t");

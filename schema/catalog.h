@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +27,14 @@ struct CatalogEntry {
   std::string key;
   DeclSpec spec;
   std::map<std::string, DeclSpec> per_flavor;  // "llvm19" -> override
+  // `@wave64 SPEC`: the call on a target running 64 lanes by feature ("gfx1100:+wavefrontsize64"), where the
+  // intrinsic's types are the wave size's layout (WMMA: half the accumulator); every flavor's, for that target.
+  std::optional<DeclSpec> wave64;
   int line = 0;
 
   const DeclSpec& spec_for(const std::string& flavor) const;
+  // The spec a target is posed with: the wave64 layout on a wave64 target, where the key has one.
+  const DeclSpec& spec_for(const std::string& flavor, const std::string& target) const;
 };
 
 struct Catalog {
@@ -51,7 +57,7 @@ std::string catalog_from_peer_decls(const std::string& table, const std::string&
 
 // Key syntax: dot-separated segments of [a-z0-9_-], e.g. "mfma.f32.4x4x4bf16.1k".
 bool is_valid_key(const std::string& key);
-// A name a check takes where it takes a catalog key (README "The checker"): an llvm.amdgcn.* intrinsic, answered
+// A name a check takes where it takes a catalog key (docs/checker.md "The checker"): an llvm.amdgcn.* intrinsic, answered
 // from the census or measured on demand, with no catalog entry.
 bool names_intrinsic(const std::string& name);
 // A clang builtin of the target (__builtin_amdgcn_*), taken where a catalog key goes: answered through the front-end

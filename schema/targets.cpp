@@ -5,6 +5,7 @@
 
 #include "support/error.h"
 #include "support/files.h"
+#include "support/text.h"
 
 namespace archdb {
 
@@ -40,6 +41,12 @@ std::string target_processor(const std::string& target) { return target.substr(0
 std::string target_features(const std::string& target) {
   size_t colon = target.find(':');
   return colon == std::string::npos ? "" : target.substr(colon + 1);
+}
+
+bool is_wave64_target(const std::string& target) {
+  for (const std::string& feature : split(target_features(target), ','))
+    if (feature == "+wavefrontsize64") return true;
+  return false;
 }
 
 TargetList parse_targets(const std::string& text, const std::string& path) {

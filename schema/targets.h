@@ -22,5 +22,7 @@ bool is_valid_target_name(const std::string& name);
 // The parts of a target name: "gfx1100" and "+wavefrontsize64,-wavefrontsize32" ("" for a plain processor).
 std::string target_processor(const std::string& target);
 std::string target_features(const std::string& target);
+// A target that runs 64 lanes by its features ("gfx1100:+wavefrontsize64,-wavefrontsize32").
+bool is_wave64_target(const std::string& target);
 
 }  // namespace archdb

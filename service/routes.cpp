@@ -543,6 +543,7 @@ Reply Api::keys(const Request& r) const {
     json k;
     k["key"] = key;
     k["spec"] = entry ? json(spec) : json(nullptr);
+    if (entry && entry->wave64) k["wave64_spec"] = entry->wave64->to_string();  // on wave64 targets
     k["in_catalog"] = entry != nullptr;
     if (only) {
       k["intrinsic"] = intrinsic;

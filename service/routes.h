@@ -18,7 +18,7 @@
 
 namespace archdb::service {
 
-// The limits a client meets (documented in the README's "archdb serve" section).
+// The limits a client meets (documented in docs/service.md, "archdb serve").
 struct Limits {
   size_t max_body = 2u << 20;       // bytes of a request body (JSON or raw IR): larger is 413
   size_t max_ir = 1u << 20;         // bytes of IR text or bitcode in one check: larger is 413

@@ -7,7 +7,7 @@
 
 namespace archdb {
 
-// Process exit codes, documented in the README and in `archdb --help`.
+// Process exit codes, documented in docs/cli.md and in `archdb --help`.
 enum ExitCode : int {
   kExitOk = 0,
   kExitDifferent = 1,   // a check found differences: regen --check, coverage gate, compare

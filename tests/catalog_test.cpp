@@ -44,6 +44,24 @@ TEST(Catalog, ParsesTheThreeFormsAndOverrides) {
   EXPECT_EQ(&c.entries[1].spec_for("llvm22"), &c.entries[1].spec);
 }
 
+TEST(Catalog, AWave64OverrideIsTheSpecOfWave64TargetsInEveryFlavor) {
+  Catalog c = parse_catalog(
+      "w.f16    llvm.amdgcn.wmma.f32.16x16x16.f16[<8 x float>, <16 x half>]\n"
+      "    @llvm19 llvm.amdgcn.wmma.f32.16x16x16.f16[<8 x float>, <16 x half>]\n"
+      "    @wave64 llvm.amdgcn.wmma.f32.16x16x16.f16[<4 x float>, <16 x half>]\n",
+      "cat.txt");
+  const CatalogEntry& e = c.entries.at(0);
+  ASSERT_TRUE(e.wave64.has_value());
+  EXPECT_EQ(e.wave64->overload_types, (std::vector<std::string>{"<4 x float>", "<16 x half>"}));
+  EXPECT_EQ(&e.spec_for("llvm22", "gfx1100:+wavefrontsize64,-wavefrontsize32"), &*e.wave64);
+  EXPECT_EQ(&e.spec_for("llvm19", "gfx1100:+wavefrontsize64"), &*e.wave64);
+  EXPECT_EQ(&e.spec_for("llvm22", "gfx1100"), &e.spec);
+  EXPECT_EQ(&e.spec_for("llvm19", "gfx1100:-wavefrontsize64"), &e.per_flavor.at("llvm19"));
+  EXPECT_EQ(parse_error("a.b llvm.x\n    @wave64 llvm.y\n    @wave64 llvm.z\n"), "cat.txt:3: second wave64 override of key 'a.b'");
+  EXPECT_EQ(parse_error("a.b llvm.x\n    @wave32 llvm.y\n"),
+            "cat.txt:2: invalid override '@wave32' (expected a flavor, e.g. '@llvm19', or '@wave64')");
+}
+
 TEST(Catalog, MalformedEntriesNameFileLineAndReason) {
   EXPECT_EQ(parse_error("a.b llvm.x\na.b llvm.y\n"), "cat.txt:2: duplicate key 'a.b' (first at line 1)");
   EXPECT_NE(parse_error("A.B llvm.x\n").find("cat.txt:1: invalid key 'A.B'"), std::string::npos);
@@ -53,8 +71,8 @@ TEST(Catalog, MalformedEntriesNameFileLineAndReason) {
   EXPECT_NE(parse_error("a.b llvm.fmuladd[float,]\n").find("cat.txt:1: empty overload type"), std::string::npos);
   EXPECT_NE(parse_error("a.b amdgcn.nope\n").find("cat.txt:1: expected an intrinsic name"), std::string::npos);
   EXPECT_NE(parse_error("a.b declare i32 (i32)\n").find("cat.txt:1: declare without a function name"), std::string::npos);
-  EXPECT_NE(parse_error("a.b llvm.x\n  @llvm llvm.y\n").find("cat.txt:2: invalid flavor"), std::string::npos);
-  EXPECT_NE(parse_error("  @llvm19 llvm.y\n").find("cat.txt:1: per-flavor override before any entry"),
+  EXPECT_NE(parse_error("a.b llvm.x\n  @llvm llvm.y\n").find("cat.txt:2: invalid override '@llvm'"), std::string::npos);
+  EXPECT_NE(parse_error("  @llvm19 llvm.y\n").find("cat.txt:1: override before any entry"),
             std::string::npos);
   EXPECT_NE(parse_error("a.b llvm.x\n  llvm.y\n").find("cat.txt:2: an indented line must be"), std::string::npos);
   EXPECT_NE(parse_error("# nothing\n").find("no entries"), std::string::npos);

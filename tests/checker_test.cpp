@@ -158,6 +158,25 @@ TEST_F(CheckerTest, KernelIrIsMappedToKeysByTheResolvedIntrinsic) {
   EXPECT_EQ(checker().check(r).verdict, Verdict::kRefused);
 }
 
+// A key with a wave64 layout (schema/catalog.txt, @wave64) answers a wave64 target's call of that layout, and its
+// wave32 cell never answers that call on the wave32 processor, where the key poses another instantiation.
+TEST_F(CheckerTest, AWave64CallIsAnsweredByTheKeysWave64CellOnly) {
+  CheckRequest r;
+  r.subject = "wmma_w64";
+  r.flavor = "llvm22";
+  r.target = "gfx1100:+wavefrontsize64,-wavefrontsize32";
+  r.intrinsics = {"llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16"};
+  CheckResult w64 = checker().check(r);
+  ASSERT_EQ(w64.items.size(), 1u);
+  EXPECT_EQ(w64.verdict, Verdict::kCleared) << w64.items[0].evidence;
+  EXPECT_EQ(w64.items[0].key, "wmma.f32.16x16x16.f16");
+  r.target = "gfx1100";
+  CheckResult w32 = checker().check(r);
+  ASSERT_EQ(w32.items.size(), 1u);
+  EXPECT_NE(w32.verdict, Verdict::kCleared) << "the key's gfx1100 cell answers <8 x float>, not this call";
+  EXPECT_NE(w32.items[0].key, "wmma.f32.16x16x16.f16");
+}
+
 TEST_F(CheckerTest, BitcodeReadsLikeText) {
   llvm::LLVMContext context;
   llvm::SMDiagnostic diagnostic;
@@ -415,17 +434,18 @@ TEST_F(CheckCli, ManyManifestsOnManyTargetsInOneProcessAnswerAsOneAPair) {
   EXPECT_NE(empty.err.find("none.txt"), std::string::npos) << empty.err;
 }
 
-// A wave64 kernel of gfx1100 (-mwavefrontsize64): its WMMA is the wave64 form (<4 x float>), which the plain
-// processor's cells refuse. Its target-features make the question gfx1100 with wave64, which this build
-// measures on demand (the kernel's own declaration, in an isolated worker): the instruction, cleared. A flavor
-// this build does not link cannot measure it: a non-answer naming the features, never the plain answer.
+// A wave64 kernel of gfx1100 (-mwavefrontsize64): its WMMA is the wave64 form (an f16 accumulator of <8 x half>,
+// no catalog key's), which the plain processor refuses. Its target-features make the question gfx1100 with
+// wave64, which this build measures on demand (the kernel's own declaration, in an isolated worker): the
+// instruction, cleared. A flavor this build does not link cannot measure it: a non-answer naming the features,
+// never the plain answer.
 std::string wave64_wmma_kernel(const std::string& features) {
-  return "declare <4 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16(<16 x half>, <16 x half>, <4 x float>)\n"
+  return "declare <8 x half> @llvm.amdgcn.wmma.f16.16x16x16.f16.v8f16.v16f16(<16 x half>, <16 x half>, <8 x half>, i1 immarg)\n"
          "define amdgpu_kernel void @k(ptr addrspace(1) %p) #0 {\n"
-         "  %a = load <16 x half>, ptr addrspace(1) %p\n  %c = load <4 x float>, ptr addrspace(1) %p\n"
-         "  %d = call <4 x float> @llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16(<16 x half> %a, <16 x half> %a, "
-         "<4 x float> %c)\n"
-         "  store <4 x float> %d, ptr addrspace(1) %p\n  ret void\n}\n"
+         "  %a = load <16 x half>, ptr addrspace(1) %p\n  %c = load <8 x half>, ptr addrspace(1) %p\n"
+         "  %d = call <8 x half> @llvm.amdgcn.wmma.f16.16x16x16.f16.v8f16.v16f16(<16 x half> %a, <16 x half> %a, "
+         "<8 x half> %c, i1 0)\n"
+         "  store <8 x half> %d, ptr addrspace(1) %p\n  ret void\n}\n"
          "attributes #0 = { \"target-cpu\"=\"gfx1100\" \"target-features\"=\"" + features + "\" }\n";
 }
 
@@ -442,7 +462,7 @@ TEST_F(CheckCli, AKernelsTargetFeaturesAreMeasuredOnDemandNotAnsweredByThePlainP
     EXPECT_NE(std::find(j["added_features"].begin(), j["added_features"].end(), "+wavefrontsize64"), j["added_features"].end());
     ASSERT_EQ(j["items"].size(), 1u);
     EXPECT_EQ(j["items"][0]["source"], "on_demand");
-    EXPECT_NE(j["items"][0]["lowered_to"].dump().find("v_wmma_f32_16x16x16_f16"), std::string::npos) << j.dump();
+    EXPECT_NE(j["items"][0]["lowered_to"].dump().find("v_wmma_f16_16x16x16_f16"), std::string::npos) << j.dump();
     // The same question by name: the target with its features, answered from the cell measured above.
     auto named = check({"--target", "gfx1100:+wavefrontsize64", "--flavor", "llvm22", (dir / "wave64.ll").string()});
     EXPECT_EQ(named.exit_code, 0) << named.out << named.err;
@@ -454,11 +474,12 @@ TEST_F(CheckCli, AKernelsTargetFeaturesAreMeasuredOnDemandNotAnsweredByThePlainP
   // llvm23's columns cover gfx1100 with wave64 (a wired target), its census does not: not answered here.
   EXPECT_EQ(o["target"].get<std::string>().rfind("gfx1100:+wavefrontsize64", 0), 0u) << o.dump();
   EXPECT_NE(o["items"][0]["evidence"].get<std::string>().find("measures it on demand"), std::string::npos) << o.dump();
-  // A wired target with features is answered from the columns for a key: the wave32 WMMA form is refused in
-  // wave64, where plain gfx1100 builds it.
-  auto key_wave64 = check({"--target", "gfx1100:+wavefrontsize64", "--flavor", "llvm22", "--keys", "wmma.f32.16x16x16.f16"});
-  EXPECT_EQ(key_wave64.exit_code, 1) << key_wave64.out << key_wave64.err;
-  EXPECT_NE(key_wave64.out.find("arch_absent"), std::string::npos) << key_wave64.out;
+  // A wired target with features is answered from the columns for a key, posed in the layout the target uses
+  // (the key's @wave64 spec: <4 x float>), as wave32 gfx1100 is in its own.
+  auto key_wave64 = check({"--target", "gfx1100:+wavefrontsize64", "--flavor", "llvm22", "--keys", "wmma.f32.16x16x16.f16", "--json"});
+  EXPECT_EQ(key_wave64.exit_code, 0) << key_wave64.out << key_wave64.err;
+  EXPECT_EQ(nlohmann::json::parse(key_wave64.out)["items"][0]["intrinsic"], "llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16")
+      << key_wave64.out;
   auto key_wave32 = check({"--target", "gfx1100", "--flavor", "llvm22", "--keys", "wmma.f32.16x16x16.f16"});
   EXPECT_EQ(key_wave32.exit_code, 0) << key_wave32.out << key_wave32.err;
   // Features as a user writes them: LLVM's -mattr form or a target ID's; an unknown one is an error naming it.

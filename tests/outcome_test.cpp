@@ -550,6 +550,59 @@ TEST(Decide, ACallThatLowersOnAProcessorWhoseEveryKernelTheAssemblerRejectsIsNoA
   EXPECT_EQ(decide_cell(in).status, Status::kArchAbsent);
 }
 
+// A crash or hang before selection is decided where the same call lowers elsewhere (decide.h): the instruction
+// every lowering has, beyond moves, waits and nops, asked of the processor's assembler.
+TEST(Decide, ACrashBeforeSelectionIsDecidedByTheInstructionTheCallBecomesElsewhere) {
+  auto cell = [](const std::string& target, Status s, std::vector<std::string> lowered, Cause cause = Cause::kNone) {
+    Cell c;
+    c.key = "llvm.amdgcn.image.load.1d";
+    c.target = target;
+    c.status = s;
+    c.lowered_to = std::move(lowered);
+    c.cause = cause;
+    if (s == Status::kToolchainCrash) c.evidence = "LLVM crashed: SIGSEGV in pass 'AMDGPU DAG->DAG Pattern Instruction Selection'";
+    return c;
+  };
+  std::vector<Cell> cells = {cell("gfx1201", Status::kOk, {"s_mov_b32", "image_load", "s_wait_loadcnt"}),
+                             cell("gfx90a", Status::kOk, {"s_nop", "image_load", "s_waitcnt"}),
+                             cell("gfx1250", Status::kToolchainCrash, {}, Cause::kCrash),
+                             cell("gfx1251", Status::kToolchainCrash, {}, Cause::kCrash),
+                             cell("gfx1252", Status::kToolchainCrash, {}, Cause::kCrash),
+                             cell("gfx1253", Status::kToolchainCrash, {}, Cause::kDeclaration)};
+  std::vector<std::pair<std::string, std::string>> asked;
+  auto refusal = [&](const std::string& target, const std::string& mnemonic) {
+    asked.push_back({target, mnemonic});
+    // gfx1252 refuses only the plumbing (as gfx12 refuses s_waitcnt): no answer from that.
+    if (target == "gfx1252") return std::string(mnemonic == "s_waitcnt" ? "instruction not supported on this GPU" : "");
+    return std::string(mnemonic == "image_load" ? "instruction not supported on this GPU" : "");
+  };
+  std::vector<Cell*> all;
+  for (Cell& c : cells) all.push_back(&c);
+  decide_from_lowerings(all, [](const Cell& c) { return c.target != "gfx1251"; }, refusal);
+  EXPECT_EQ(cells[2].status, Status::kArchAbsent);
+  EXPECT_EQ(cells[2].cause, Cause::kInstructionAbsent);
+  EXPECT_EQ(cells[2].evidence,
+            "wherever this call lowers it becomes image_load, which has no encoding on this processor (LLVM's "
+            "assembler: instruction not supported on this GPU); here, LLVM crashed: SIGSEGV in pass 'AMDGPU "
+            "DAG->DAG Pattern Instruction Selection'");
+  EXPECT_EQ(cells[3].status, Status::kToolchainCrash) << "LLVM's selection was read there: not this rule's";
+  EXPECT_EQ(cells[4].status, Status::kToolchainCrash) << "only the call's own instruction decides";
+  EXPECT_EQ(cells[5].status, Status::kToolchainCrash) << "LLVM died on the declaration itself";
+  for (const auto& [target, mnemonic] : asked) EXPECT_EQ(mnemonic, "image_load") << target;
+  EXPECT_EQ(cells[0].status, Status::kOk);
+
+  // Where the call lowers nowhere, or every lowering's instructions are the processor's, nothing changes.
+  std::vector<Cell> nowhere = {cell("gfx1250", Status::kToolchainCrash, {}, Cause::kCrash),
+                               cell("gfx90a", Status::kArchAbsent, {}, Cause::kRefusal)};
+  std::vector<Cell*> some = {&nowhere[0], &nowhere[1]};
+  decide_from_lowerings(some, [](const Cell&) { return true; }, refusal);
+  EXPECT_EQ(nowhere[0].status, Status::kToolchainCrash);
+  std::vector<Cell> known = {cell("gfx90a", Status::kOk, {"image_load"}), cell("gfx705", Status::kToolchainCrash, {}, Cause::kCrash)};
+  some = {&known[0], &known[1]};
+  decide_from_lowerings(some, [](const Cell&) { return true; }, [](const std::string&, const std::string&) { return std::string(); });
+  EXPECT_EQ(known[1].status, Status::kToolchainCrash);
+}
+
 TEST(Decide, NonProbedCells) {
   CellInputs in = resolved_inputs();
   in.target_known = false;

@@ -55,6 +55,27 @@ TEST(Probe, Mfma4x4x4Bf16LowersOnCdnaAndIsRefusedOnRdna4) {
       << rdna4.evidence;
 }
 
+// A key's wave64 layout (catalog.h, @wave64) is what a wave64 target is posed with: gfx1100 in wave64 lowers WMMA
+// with half the accumulator per lane (clang's __builtin_amdgcn_wmma_f32_16x16x16_f16_w64), and refuses the wave32
+// layout, which it was asked before there was one.
+TEST(Probe, AWave64TargetIsPosedWithTheKeysWave64Layout) {
+  const char* kWave64 = "gfx1100:+wavefrontsize64,-wavefrontsize32";
+  auto p = probe("wmma.f16 llvm.amdgcn.wmma.f32.16x16x16.f16[<8 x float>, <16 x half>]\n"
+                 "    @wave64 llvm.amdgcn.wmma.f32.16x16x16.f16[<4 x float>, <16 x half>]\n"
+                 "wave32.only llvm.amdgcn.wmma.f32.16x16x16.f16[<8 x float>, <16 x half>]\n",
+                 {"gfx1100", kWave64});
+  EXPECT_TRUE(p.result.probe_errors.empty()) << p.result.probe_errors.front();
+  EXPECT_EQ(p.result.column.cells.size(), 4u);
+  const Cell& w32 = p.at("wmma.f16", "gfx1100");
+  EXPECT_EQ(w32.status, Status::kOk) << w32.evidence;
+  EXPECT_EQ(w32.intrinsic, "llvm.amdgcn.wmma.f32.16x16x16.f16.v8f32.v16f16");
+  const Cell& w64 = p.at("wmma.f16", kWave64);
+  EXPECT_EQ(w64.status, Status::kOk) << w64.evidence;
+  EXPECT_EQ(w64.intrinsic, "llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16");
+  EXPECT_TRUE(contains(w64.lowered_to, "v_wmma_f32_16x16x16_f16")) << cell_to_json(w64).dump();
+  EXPECT_EQ(p.at("wave32.only", kWave64).status, Status::kArchAbsent);
+}
+
 TEST(Probe, MadeUpNameIsNameAbsent) {
   auto p = probe("made.up llvm.amdgcn.made.up.intrinsic\n"
                  "made.up.declared declare i32 @llvm.amdgcn.not.a.thing(i32)\n",
@@ -292,7 +313,7 @@ TEST(Assembler, AnUndefinedSymbolBelongsToTheFunctionWhoseBytesReferToIt) {
 namespace archdb {
 namespace {
 
-// The posings (README "How the probe measures", step 3), each against a fact of LLVM's own AMDGPU tests.
+// The posings (docs/measuring.md "How the probe measures", step 3), each against a fact of LLVM's own AMDGPU tests.
 
 // llvm.amdgcn.s.setreg.ll: a uniform value lowers to s_setreg_b32; a divergent one is "Operand has incorrect
 // register class".

@@ -1,6 +1,6 @@
 // tests/rocke_test.cpp — archdb's columns written in rocKE's arch-domain format (db/rocke.h): the mapping of
 // statuses onto rocKE's taxonomy, the posing generation a column satisfies, and the fields as rocKE's generator
-// writes them (what rocKE's reader and artifact test look at; README "Export for a peer").
+// writes them (what rocKE's reader and artifact test look at; docs/data.md "Export for a peer").
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>

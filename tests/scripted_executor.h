@@ -33,6 +33,11 @@ class ScriptedExecutor : public Executor {
     return it == defects.end() ? "" : it->second;
   }
 
+  std::string mnemonic_refusal(const std::string& target, const std::string& mnemonic) override {
+    auto it = refusals.find({target, mnemonic});
+    return it == refusals.end() ? "" : it->second;
+  }
+
   std::vector<std::vector<Attempt>> compile(std::vector<CompileRun> runs) override {
     std::vector<std::vector<Attempt>> out;
     for (CompileRun& run : runs) {
@@ -63,6 +68,7 @@ class ScriptedExecutor : public Executor {
   std::vector<Compiled> compiled;
   size_t calls = 0;
   std::map<std::string, std::string> defects;  // target -> what its assembler rejects of every kernel
+  std::map<std::pair<std::string, std::string>, std::string> refusals;  // (target, mnemonic) -> the assembler's words
 
  private:
   CompileScript compile_;

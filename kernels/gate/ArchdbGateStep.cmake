@@ -2,7 +2,8 @@
 # `cmake -DCONFIG=<step file> -P ArchdbGateStep.cmake` (ArchdbGate.cmake writes the step file):
 #   1. the pair's answer, decided before compiling by the gate's one `archdb check` of every pair
 #      (ArchdbGateDecide.cmake, read from DECISION): not cleared → no code object; the build log says why;
-#   2. cleared: the device IR is compiled and checked again against the manifest (drift fails the build);
+#   2. cleared: the device IR is compiled and checked again against the manifest (drift fails the build; clang
+#      refusing a builtin for the target refuses the pair, naming clang's words);
 #   3. the code object is compiled (with the backend's resource remarks), disassembled with llvm-objdump,
 #      and reported by `archdb code-object` (scratch must be 0);
 #   4. <target>.result.json records the outcome for the gate manifest (a target's files spell ':' as '@').
@@ -117,6 +118,21 @@ execute_process(
   COMMAND "${COMPILER}" ${FLAGS} --offload-arch=${processor} ${feature_flags} -S -emit-llvm -o "${base}.ll" "${SOURCE}"
   ERROR_VARIABLE err RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
+  # Clang refusing a builtin for the target ("needs target feature wavefrontsize32": the source calls a form
+  # only another mode has, which the manifest's keys do not say) refuses the pair, as the front end would have
+  # before compiling: no code object, the build goes on. Any other error fails it.
+  string(REGEX MATCH "error: [^\n]*needs target feature[^\n]*" refusal "${err}")
+  if(refusal)
+    set(words "${KERNEL} on ${TARGET}: clang refuses a builtin of ${SOURCE} for ${TARGET}: ${refusal}")
+    message(NOTICE "archdb gate: refused: ${words}")
+    json_string(words_json "refused: ${words}")
+    string(JSON check_json SET "${check_json}" verdict "\"refused\"")
+    string(JSON check_json SET "${check_json}" message "${words_json}")
+    file(WRITE "${base}.result.json"
+      "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": false, \"keys\": ${keys_json}, \"check\": ${check_json}}\n")
+    file(WRITE "${base}.inputs" "${inputs_digest}")
+    return()
+  endif()
   gate_fail("compiling device IR failed:\n${err}")
 endif()
 execute_process(

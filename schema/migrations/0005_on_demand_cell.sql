@@ -1,5 +1,5 @@
 -- schema/migrations/0005_on_demand_cell.sql — archdb store, schema version 5: cells of instantiations the census
--- did not measure, measured when a check asked for them (README "The checker": a kernel calls
+-- did not measure, measured when a check asked for them (docs/checker.md "The checker": a kernel calls
 -- llvm.amdgcn.cos.f64 where the census measured llvm.amdgcn.cos.f32). Each was measured by this host's build
 -- of the flavor (its toolchain identity kept); they answer later checks as the census would, and are never
 -- committed: the census in data/ stays what `archdb census` measured.

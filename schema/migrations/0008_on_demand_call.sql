@@ -1,5 +1,5 @@
 -- schema/migrations/0008_on_demand_call.sql — archdb store, schema version 8: an on-demand cell answers one call
--- of an instantiation (README "The checker": a kernel that uses the result of an atomic the census found lowering
+-- of an instantiation (docs/checker.md "The checker": a kernel that uses the result of an atomic the census found lowering
 -- only with its result unused is measured as it calls it). `call` is the call's posing as the data contract
 -- writes it (db/column.h, posing_to_json), '' for an instantiation measured the census's way (every fair posing
 -- tried). The cells of version 5 are kept as the census's way.

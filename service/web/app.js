@@ -1,6 +1,8 @@
 // service/web/app.js — the matrix page: loads a flavor's matrix from /v1/matrix, draws one row per
 // key and one column per target (grouped by family), filters rows as you type, shows a cell's evidence and
-// lowered_to on click (/v1/cells, /v1/history), and the diff of two flavors (/v1/diff). Plain browser
+// lowered_to on click (/v1/cells, /v1/history), and the diff of two flavors (/v1/diff). A filter that names an
+// llvm.amdgcn.* intrinsic (prefix and types optional) also shows the census's answer for it on every processor,
+// weighed over its instantiations (/v1/intrinsics). Plain browser
 // JavaScript, no build step, no third-party code. The view is kept in the URL's #fragment, so it can be
 // linked: #flavor=llvm22&q=mfma, #view=diff&from=llvm22&to=llvm23.
 'use strict';
@@ -257,6 +259,49 @@
     const total = matrix.rows.length;
     say(shown === total ? `${total} keys` : `${shown} of ${total} keys match`);
     $('matrix').dataset.shown = String(shown);
+    showIntrinsic();
+  }
+
+  // --- an intrinsic named in the filter: the census's answer per processor ------------------------------------
+  let intrinsicAsked = 0;  // the latest question: an older answer arriving late is dropped
+  async function showIntrinsic() {
+    const box = $('intrinsic');
+    const t = terms();
+    const ask = ++intrinsicAsked;
+    if (state.view !== 'matrix' || !state.flavor || t.length !== 1 || !/^[a-z0-9_.]+\.[a-z0-9_.]+$/.test(t[0])) {
+      box.hidden = true;
+      return;
+    }
+    let answer;
+    try {
+      answer = await api(`/v1/intrinsics/${enc(state.flavor)}/${enc(t[0])}`);
+    } catch (e) {
+      if (ask === intrinsicAsked) box.hidden = true;  // not an intrinsic of this census: the rows say enough
+      return;
+    }
+    if (ask !== intrinsicAsked) return;
+    // One line per (answer, instantiation that decided it), its processors listed.
+    const lines = new Map();
+    for (const [processor, a] of Object.entries(answer.answers)) {
+      const via = a.status === 'ok' ? a.instantiation : '';
+      const id = `${a.status}\t${via}`;
+      if (!lines.has(id)) lines.set(id, { status: a.status, via, evidence: a.evidence || '', processors: [] });
+      lines.get(id).processors.push(processor);
+    }
+    const order = (s) => (s === 'ok' ? 0 : NON_ANSWERS.has(s) ? 2 : 1);
+    const list = el('ul', { class: 'answers' });
+    for (const line of [...lines.values()].sort((a, b) => order(a.status) - order(b.status))) {
+      list.append(el('li', { 'data-status': line.status, 'data-processors': line.processors.join(',') },
+        badge(line.status), ' ', el('span', { class: 'processors', text: line.processors.join(', ') }),
+        line.via ? el('span', { class: 'via', text: ` as ${line.via}` }) : null,
+        !line.via && line.evidence ? el('span', { class: 'via', text: ` — ${line.evidence}` }) : null));
+    }
+    box.replaceChildren(
+      el('h2', { text: `${answer.intrinsic} in the ${answer.flavor} census` }),
+      el('p', { class: 'note', text: `ok where any of its ${answer.instantiations.length} measured instantiation(s) ` +
+        'lowers; refused only where every one is: ' + answer.instantiations.join(', ') }),
+      list);
+    box.hidden = false;
   }
 
   async function loadMatrix() {
@@ -385,6 +430,7 @@
   function showView() {
     const isDiff = state.view === 'diff';
     $('detail').hidden = true;
+    if (isDiff) $('intrinsic').hidden = true;
     $('tab-matrix').setAttribute('aria-pressed', String(!isDiff));
     $('tab-diff').setAttribute('aria-pressed', String(isDiff));
     $('matrix-view').hidden = isDiff;

@@ -2,7 +2,8 @@
 // playwright-core (installed by `tools/install-deps --web` into tests/web/node_modules). Starts the real
 // binary on a free port against a fresh database made from data/, then checks that the page loads, colours
 // a known ok and a known arch_absent cell as such, draws a non-answer differently, filters rows as you type,
-// shows a cell's evidence and lowered_to on click, and that a page of another origin cannot post to it.
+// answers an intrinsic named in the filter from the census, shows a cell's evidence and lowered_to on click, and
+// that a page of another origin cannot post to it.
 //
 // Run by ctest (Page.InChromium) with ARCHDB_BINARY set. ARCHDB_BROWSER_TESTS=0 turns it into a named skip
 // (exit 77); a missing Chromium, node module or binary is a failure, never a pass.
@@ -141,6 +142,24 @@ test('the filter box keeps only the rows that match', async () => {
   assert.match(page.url(), /q=4x4x4bf16/);
   await page.fill('#filter', '');
   await page.waitForFunction((n) => document.querySelectorAll('#matrix tbody tr:not(.hidden)').length === n, all);
+});
+
+test('a filter that names an intrinsic shows the census answer per processor, weighed over its instantiations', async () => {
+  // swmmac.f16.16x16x32.f16 is no catalog key; gfx12 lowers it as clang calls it (<8 x half>, <16 x half>, ...).
+  await open('flavor=llvm22');
+  await page.fill('#filter', 'swmmac.f16.16x16x32.f16');
+  await page.waitForSelector('#intrinsic:not([hidden]) li[data-status="ok"]');
+  assert.match(await page.locator('#intrinsic h2').textContent(), /^llvm\.amdgcn\.swmmac\.f16\.16x16x32\.f16 in the llvm22 census/);
+  const ok = page.locator('#intrinsic li[data-status="ok"]');
+  assert.ok((await ok.getAttribute('data-processors')).split(',').includes('gfx1201'));
+  assert.match(await ok.textContent(), /as llvm\.amdgcn\.swmmac\.f16\.16x16x32\.f16\.v8f16\.v8f16\.v16f16/);
+  const refused = page.locator('#intrinsic li[data-status="arch_absent"]');
+  assert.ok((await refused.getAttribute('data-processors')).split(',').includes('gfx90a'));
+  assert.match(page.url(), /q=swmmac/);
+  // A word that names no intrinsic hides it again.
+  await page.fill('#filter', 'mfma');
+  await page.waitForSelector('#intrinsic', { state: 'hidden' });
+  await page.fill('#filter', '');
 });
 
 test('clicking a cell shows its evidence; an ok cell shows what it lowered to', async () => {
