@@ -11,6 +11,7 @@
 #include "db/census.h"
 #include "db/history.h"
 #include "db/rocke.h"
+#include "schema/targets.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"
@@ -160,8 +161,17 @@ int history(const Context& ctx, const HistoryArgs& args) {
 
 struct DiffArgs {
   std::string from, to;
+  std::vector<std::string> targets, groups;
   bool json = false;
 };
+
+// A target a diff keeps: one named, or a featured target of a processor named ("gfx1100" keeps its wave64 one).
+bool diff_keeps(const std::vector<std::string>& targets, const std::string& target) {
+  if (targets.empty()) return true;
+  for (const std::string& t : targets)
+    if (t == target || t == target_processor(target)) return true;
+  return false;
+}
 
 int diff(const Context& ctx, const DiffArgs& args) {
   auto store = ctx.open_store();
@@ -171,17 +181,25 @@ int diff(const Context& ctx, const DiffArgs& args) {
     if (row->origin == Origin::kDescriptor)
       throw usage_error("'" + f + "' is not measured: data/" + f + "/ is a descriptor, with no cells to compare");
   }
+  for (const std::string& g : args.groups)
+    if (std::find(change_groups().begin(), change_groups().end(), g) == change_groups().end())
+      throw usage_error("unknown group '" + g + "' (groups: " + join(change_groups(), ", ") + ")");
   std::map<std::pair<std::string, std::string>, Cell> before;
   for (auto& c : store->cells(args.from)) before[{c.key, c.target}] = c;
   std::map<std::string, std::vector<std::pair<Cell, Cell>>> groups;
   size_t shared = 0;
   for (auto& c : store->cells(args.to)) {
+    if (!diff_keeps(args.targets, c.target)) continue;
     auto it = before.find({c.key, c.target});
     if (it == before.end()) continue;
     ++shared;
     std::string g = change_group(it->second, c);
-    if (!g.empty()) groups[g].push_back({it->second, c});
+    if (g.empty() || (!args.groups.empty() && std::find(args.groups.begin(), args.groups.end(), g) == args.groups.end()))
+      continue;
+    groups[g].push_back({it->second, c});
   }
+  if (!args.targets.empty() && shared == 0)
+    throw usage_error(args.from + " and " + args.to + " share no cell on " + join(args.targets, ", "));
   if (args.json) {
     nlohmann::ordered_json out;
     out["from"] = args.from;
@@ -204,6 +222,12 @@ int diff(const Context& ctx, const DiffArgs& args) {
   std::printf("%s -> %s: %zu of %zu shared cells changed\n", args.from.c_str(), args.to.c_str(), changed, shared);
   for (const auto& name : change_groups()) {
     if (!groups.count(name)) continue;
+    // Churn (only the waits, nops and moves around a call changed) is counted, and listed only when asked for.
+    if (name == "lowering churn" && args.groups.empty()) {
+      std::printf("\n%s (%zu): only waits, nops and moves changed; --group '%s' lists them\n", name.c_str(),
+                  groups[name].size(), name.c_str());
+      continue;
+    }
     std::printf("\n%s (%zu)\n", name.c_str(), groups[name].size());
     for (const auto& [a, b] : groups[name])
       std::printf("  %s/%s: %s -> %s\n", a.key.c_str(), a.target.c_str(), brief(a).c_str(), brief(b).c_str());
@@ -267,6 +291,12 @@ void add_history(CLI::App& app, Context& context, int& exit_code) {
   CLI::App* df = app.add_subcommand("diff", "The cells that changed between two columns, grouped, with both evidences");
   df->add_option("from", d->from, "the earlier column, e.g. llvm22")->required();
   df->add_option("to", d->to, "the later column, e.g. llvm23 (or an imported one, rocke-v1:llvm22)")->required();
+  df->add_option("--target", d->targets,
+                 "only these targets (repeatable; a processor keeps its featured targets too: gfx1100 its wave64 one)")
+      ->transform(processor_name());
+  df->add_option("--group", d->groups,
+                 "only these groups of change (repeatable): " + join(change_groups(), ", ") +
+                     "; without it, lowering churn is counted but not listed");
   df->add_flag("--json", d->json, "print JSON");
   df->callback([&context, &exit_code, d] { exit_code = diff(context, *d); });
 

@@ -70,6 +70,13 @@ bool is_answer(Status s) {
 
 bool is_toolchain_failure(Status s) { return s == Status::kToolchainCrash || s == Status::kToolchainTimeout; }
 
+bool is_plumbing_mnemonic(const std::string& mnemonic) {
+  static const char* const kPlumbing[] = {"s_nop", "s_wait", "v_mov_", "s_mov_", "v_readfirstlane", "v_accvgpr_"};
+  for (const char* prefix : kPlumbing)
+    if (mnemonic.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
 namespace {
 constexpr std::pair<Cause, const char*> kCauseNames[] = {
     {Cause::kRefusal, "refusal"},

@@ -119,6 +119,11 @@ struct Cell {
 };
 
 
+// The kernel's plumbing around a call, the same on every processor: moves of operands and results, waits, nops,
+// readfirstlane, accumulator copies ("s_nop", "s_waitcnt", "v_mov_b32_e32", "v_accvgpr_read_b32"...). What a call
+// becomes beyond these is its own instruction(s).
+bool is_plumbing_mnemonic(const std::string& mnemonic);
+
 // How a probe is posed unless told otherwise (docs/measuring.md "How the probe measures"): the wall-clock budget of one
 // kernel, and the immediates swept where the default one is refused. Defined here alone.
 constexpr int kDefaultTimeoutS = 60;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <set>
 
 namespace archdb {
 namespace {
@@ -34,7 +35,7 @@ bool flavor_before(const std::string& a, const std::string& b) {
 
 std::string history_summary(const std::vector<FlavorCell>& cells) {
   // Statements over measured flavors in order: runs of the same kind, where a run of unknowns between two
-  // runs of the same answer joins them ("ok since llvm19 (llvm20: not measured)").
+  // runs of the same answer joins them ("ok in every measured column (llvm19 to llvm21) (llvm20: not measured)").
   struct Statement {
     Kind kind;
     std::string first, last;
@@ -84,7 +85,12 @@ std::string history_summary(const std::vector<FlavorCell>& cells) {
         else part = "unknown in " + span(st);
         part += " (" + join(st.reasons) + ")";
         break;
-      case Kind::kOk: part = "ok since " + st.first; break;
+      // From the oldest column measured, "since" would claim what was never measured: the range says it.
+      case Kind::kOk:
+        if (i > 0) part = "ok since " + st.first;
+        else if (statements.size() == 1) part = "ok in every measured column (" + span(st) + ")";
+        else part = "ok in " + span(st);
+        break;
       case Kind::kNo:
         part = (last_answer == Kind::kOk ? "removed in " + st.first : "not lowered in " + span(st)) + " (" +
                join(st.reasons) + ")";
@@ -99,16 +105,22 @@ std::string history_summary(const std::vector<FlavorCell>& cells) {
 
 const std::vector<std::string>& change_groups() {
   static const std::vector<std::string> kGroups = {
-      "became ok",    "became absent", "name appeared",    "name vanished", "crash appeared",
-      "crash fixed",  "target appeared", "target vanished", "lowering changed", "other"};
+      "became ok",    "became absent",   "name appeared",   "name vanished",    "crash appeared",
+      "crash fixed",  "target appeared", "target vanished", "lowering changed", "lowering churn", "other"};
   return kGroups;
 }
 
 std::string change_group(const Cell& from, const Cell& to) {
   if (from.status == to.status) {
-    if (from.status == Status::kOk && (from.lowered_to != to.lowered_to || from.posed != to.posed))
-      return "lowering changed";
-    return "";
+    if (from.status != Status::kOk || (from.lowered_to == to.lowered_to && from.posed == to.posed)) return "";
+    // The call's own instructions, without the plumbing around it (waits, nops, moves) that codegen reshuffles.
+    auto own = [](const std::vector<std::string>& lowered) {
+      std::set<std::string> out;
+      for (const std::string& m : lowered)
+        if (!is_plumbing_mnemonic(m)) out.insert(m);
+      return out;
+    };
+    return from.posed == to.posed && own(from.lowered_to) == own(to.lowered_to) ? "lowering churn" : "lowering changed";
   }
   if (from.status == Status::kTargetUnsupported) return "target appeared";
   if (to.status == Status::kTargetUnsupported) return "target vanished";

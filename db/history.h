@@ -25,9 +25,11 @@ bool flavor_before(const std::string& a, const std::string& b);
 // The one-line summary of a target's history over measured flavors (imported ones are not evidence here).
 std::string history_summary(const std::vector<FlavorCell>& cells);
 
-// How a cell changed from one flavor to another; "" if it did not.
+// How a cell changed from one flavor to another; "" if it did not. A cell ok in both changed its lowering when
+// the call's own instructions (is_plumbing_mnemonic: not the waits, nops and moves around it) or its posing
+// changed ("lowering changed"), else only the plumbing did ("lowering churn").
 std::string change_group(const Cell& from, const Cell& to);
-// The groups in the order diff prints them.
+// The groups in the order diff prints them: capability changes first, churn last.
 const std::vector<std::string>& change_groups();
 
 }  // namespace archdb

@@ -84,7 +84,10 @@ std::string_view origin_name(Origin o) {
 
 std::unique_ptr<Store> Store::open(const fs::path& path) {
   std::error_code ec;
-  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  // A folder named for the database is not made here (a mistyped --db would leave folders behind): it must exist.
+  if (path.has_parent_path() && !fs::is_directory(path.parent_path(), ec))
+    throw input_error(path.string() + ": cannot open the database: the folder " + path.parent_path().string() +
+                      " does not exist");
   // A database is a regular file (or none yet): a device, a folder or a pipe is refused by its given name.
   if (fs::exists(path, ec) && !fs::is_regular_file(path, ec))
     throw input_error(path.string() + ": cannot use this as a database: not a regular file");

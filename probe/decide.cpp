@@ -2,7 +2,6 @@
 #include "probe/decide.h"
 
 #include <algorithm>
-#include <iterator>
 
 #include "probe/asm_text.h"
 #include "probe/classify.h"
@@ -168,18 +167,13 @@ std::string unencodable_evidence(const MissingEncoding& missing, const Outcome& 
 
 void decide_from_lowerings(const std::vector<Cell*>& cells, const std::function<bool(const Cell&)>& undecided,
                            const MnemonicRefusal& refusal) {
-  // The kernel's plumbing around a call: it moves operands and results, waits and pads, on every processor alike.
-  static const char* const kPlumbing[] = {"s_nop", "s_wait", "v_mov_", "s_mov_", "v_readfirstlane", "v_accvgpr_"};
-  auto plumbing = [](const std::string& m) {
-    return std::any_of(std::begin(kPlumbing), std::end(kPlumbing), [&](const char* p) { return m.rfind(p, 0) == 0; });
-  };
   std::vector<std::string> common;  // in the order of the first lowering
   bool any = false;
   for (const Cell* c : cells) {
     if (c->status != Status::kOk || c->lowered_to.empty() || !c->mc_check.empty()) continue;
     if (!any) {
       for (const std::string& m : c->lowered_to)
-        if (!plumbing(m) && std::find(common.begin(), common.end(), m) == common.end()) common.push_back(m);
+        if (!is_plumbing_mnemonic(m) && std::find(common.begin(), common.end(), m) == common.end()) common.push_back(m);
       any = true;
       continue;
     }

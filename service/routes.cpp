@@ -394,8 +394,9 @@ Reply Api::api(const Request& r, const std::vector<std::string>& s) const {
   };
   size_t n = s.size();
   const std::string head = n ? s[0] : "";
-  if (n == 0) return only_get(), index();
-  if (head == "status" && n == 1) return only_get(), status();
+  // Endpoints without parameters refuse any, as every other endpoint refuses the ones it does not take.
+  if (n == 0) return only_get(), Params(r.query).allow({}, {}), index();
+  if (head == "status" && n == 1) return only_get(), Params(r.query).allow({}, {}), status();
   if (head == "flavors" && n <= 2) return only_get(), flavors(r, n == 2 ? s[1] : "");
   if (head == "targets" && n == 1) return only_get(), targets(r);
   if (head == "keys" && n == 1) return only_get(), keys(r);

@@ -1,5 +1,7 @@
 // tests/history_test.cpp — reading across flavors: history summaries (non-answers stay unknowns), diff
 // groups, and rocKE's column format (the peer's three files import; ours round-trips; bad files refused).
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "db/history.h"
@@ -32,17 +34,18 @@ TEST(History, SummariesInTheMannerOfBrowserCompatData) {
        unsupported = cell(Status::kTargetUnsupported), crash = cell(Status::kToolchainCrash);
   EXPECT_EQ(summary({{"llvm21", &name}, {"llvm22", &ok}, {"llvm23", &ok}}),
             "not lowered in llvm21 (name_absent); ok since llvm22");
-  EXPECT_EQ(summary({{"llvm22", &ok}, {"llvm23", &name}}), "ok since llvm22; removed in llvm23 (name_absent)");
+  EXPECT_EQ(summary({{"llvm22", &ok}, {"llvm23", &name}}), "ok in llvm22; removed in llvm23 (name_absent)");
   EXPECT_EQ(summary({{"llvm19", &unsupported}, {"llvm21", &ok}}),
             "unknown before llvm21 (target_unsupported); ok since llvm21");
   // A crash is no answer: it never turns into "not lowered", and a gap does not split an answer.
-  EXPECT_EQ(summary({{"llvm19", &ok}, {"llvm20", nullptr}, {"llvm21", &ok}}), "ok since llvm19 (llvm20: not measured)");
+  EXPECT_EQ(summary({{"llvm19", &ok}, {"llvm20", nullptr}, {"llvm21", &ok}}), 
+            "ok in every measured column (llvm19 to llvm21) (llvm20: not measured)");
   EXPECT_EQ(summary({{"llvm22", &crash}, {"llvm23", &crash}}), "unknown (toolchain_crash)");
   EXPECT_EQ(summary({{"llvm22", &absent}, {"llvm23", &crash}, {"llvm24", &ok}}),
             "not lowered in llvm22 (arch_absent); unknown in llvm23 (toolchain_crash); ok since llvm24");
   // Imported columns are shown, never evidence.
   std::vector<FlavorCell> row = {{"llvm22", false, &ok}, {"rocke-v1:llvm23", true, &absent}};
-  EXPECT_EQ(history_summary(row), "ok since llvm22");
+  EXPECT_EQ(history_summary(row), "ok in every measured column (llvm22)");
 }
 
 TEST(History, FlavorsSortByMajorImportedLast) {
@@ -65,6 +68,20 @@ TEST(Diff, ChangesAreGroupedByHow) {
   lowered.lowered_to = {"v_new"};
   EXPECT_EQ(change_group(ok, lowered), "lowering changed");
   EXPECT_EQ(change_group(ok, ok), "");
+  // Only the waits, nops and moves around the call changed: churn, apart from a change of the call's instruction.
+  Cell before = ok, waits = ok, other = ok;
+  before.lowered_to = {"s_nop", "v_mfma_f32_4x4x4bf16_1k", "s_waitcnt"};
+  waits.lowered_to = {"v_mov_b32_e32", "v_mfma_f32_4x4x4bf16_1k", "s_wait_loadcnt", "s_nop"};
+  other.lowered_to = {"s_nop", "v_mfma_f32_4x4x4_16b_bf16", "s_waitcnt"};
+  EXPECT_EQ(change_group(before, waits), "lowering churn");
+  EXPECT_EQ(change_group(before, other), "lowering changed");
+  Cell reposed = waits;
+  reposed.posed = CallPosing{};
+  reposed.posed->imm = {1};
+  EXPECT_EQ(change_group(waits, reposed), "lowering changed") << "a posing that changed is not churn";
+  EXPECT_EQ(change_groups().back(), "other");
+  EXPECT_LT(std::find(change_groups().begin(), change_groups().end(), "lowering changed"),
+            std::find(change_groups().begin(), change_groups().end(), "lowering churn"));
 }
 
 fs::path rocke_dir() { return test::source_dir() / ".." / "shared" / "reference" / "rocke-columns"; }

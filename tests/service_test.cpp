@@ -341,6 +341,8 @@ TEST_F(Service, MatrixSliceWithFilters) {
   expect_error(c.Get("/v1/matrix?flavor=llvm22&targets=gfx9000"), 400, "unknown target 'gfx9000'");
   expect_error(c.Get("/v1/matrix?flavor=llvm22&flavor=llvm23"), 400, "more than once");
   expect_error(c.Get("/v1/matrix?flavor=llvm22&sort=key&colour=1"), 400, "unknown parameters 'sort', 'colour'");
+  expect_error(c.Get("/v1/status?x=1"), 400, "unknown parameter 'x' (this endpoint takes none)");
+  expect_error(c.Get("/v1?verbose=1"), 400, "unknown parameter 'verbose' (this endpoint takes none)");
 }
 
 TEST_F(Service, HistoryAndDiffAreTheCommandLinesDocuments) {
@@ -363,6 +365,24 @@ TEST_F(Service, HistoryAndDiffAreTheCommandLinesDocuments) {
   for (const auto& [g, list] : filtered["groups"].items()) EXPECT_TRUE(g == "crash fixed" || g == "became ok") << g;
   expect_error(c.Get("/v1/diff/llvm22/llvm23?group=worse"), 400, "unknown group 'worse'");
   expect_error(c.Get("/v1/diff/llvm22/llvm99"), 404, "unknown flavor 'llvm99'");
+  // The command line filters the same way: a processor keeps its wave64 target; churn is counted, not listed.
+  auto per_target = test::run_archdb({"--db", db_.string(), "diff", "llvm21", "llvm22", "--target", "gfx1030", "--group", "crash fixed"});
+  ASSERT_EQ(per_target.exit_code, 0) << per_target.err;
+  EXPECT_NE(per_target.out.find("\n  amdgcn.alignbyte/gfx1030: "), std::string::npos) << per_target.out;
+  EXPECT_NE(per_target.out.find("\n  amdgcn.alignbyte/gfx1030:+wavefrontsize64,-wavefrontsize32: "), std::string::npos) << per_target.out;
+  EXPECT_EQ(per_target.out.find("/gfx1250"), std::string::npos) << per_target.out;
+  EXPECT_EQ(per_target.out.find("\nbecame ok"), std::string::npos) << per_target.out;
+  auto worse = test::run_archdb({"--db", db_.string(), "diff", "llvm21", "llvm22", "--group", "worse"});
+  EXPECT_EQ(worse.exit_code, 2);
+  EXPECT_NE(worse.err.find("unknown group 'worse'"), std::string::npos) << worse.err;
+  auto all = test::run_archdb({"--db", db_.string(), "diff", "llvm22", "llvm23"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  size_t churn = all.out.find("\nlowering churn (");
+  ASSERT_NE(churn, std::string::npos) << all.out.substr(0, 2000);
+  EXPECT_NE(all.out.find("only waits, nops and moves changed; --group 'lowering churn' lists them", churn), std::string::npos);
+  size_t next = all.out.find("\n\n", churn + 1);
+  std::string block = all.out.substr(churn + 1, next == std::string::npos ? std::string::npos : next - churn - 1);
+  EXPECT_EQ(block.find("\n  "), std::string::npos) << "churn is not listed unless asked for: " << block;
 }
 
 TEST_F(Service, CheckKeysIntrinsicsAndIr) {

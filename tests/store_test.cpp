@@ -45,6 +45,23 @@ TEST(Store, CreatesAndMigratesInWalMode) {
   EXPECT_EQ(Store::open(dir / "a.sqlite")->schema_version(), schema_migrations().back().version);  // nothing twice
 }
 
+// A database in a folder that does not exist is an error naming the folder, and no folder is made for it.
+TEST(Store, AFolderThatDoesNotExistIsNotMade) {
+  test::TempDir dir;
+  try {
+    Store::open(dir / "no" / "such" / "db.sqlite");
+    FAIL() << "opened a database in a folder that does not exist";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the folder " + (dir / "no" / "such").string() + " does not exist"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "no"));
+  auto cli = test::run_archdb({"--db", (dir / "typo" / "db.sqlite").string(), "runs"});
+  EXPECT_NE(cli.exit_code, 0);
+  EXPECT_NE(cli.err.find("does not exist"), std::string::npos) << cli.err;
+  EXPECT_FALSE(std::filesystem::exists(dir / "typo"));
+}
+
 // A parallel build's first checks open a database that does not exist yet, all at the same moment: every one
 // of them opens it (SQLite's busy timeout does not cover switching a new file to WAL; the opens take turns).
 TEST(Store, ProcessesOpeningANewDatabaseAtOnceAllOpenIt) {

@@ -388,7 +388,7 @@
     let changed = 0;
     const counts = {};
     for (const [group, list] of Object.entries(diff.groups)) {
-      const rows = list.filter((d) => textMatches(d.key, d.from.intrinsic, d.to.intrinsic) &&
+      const rows = list.filter((d) => textMatches(d.key, d.target, d.from.intrinsic, d.to.intrinsic) &&
         (!state.statuses.size || state.statuses.has(d.from.status) || state.statuses.has(d.to.status)));
       if (!rows.length) continue;
       changed += rows.length;

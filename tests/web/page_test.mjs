@@ -171,7 +171,7 @@ test('clicking a cell shows its evidence; an ok cell shows what it lowered to', 
   await cell(KEY, 'gfx90a').click();
   await page.waitForSelector('#detail pre.lowered');
   assert.match(await page.locator('#detail pre.lowered').textContent(), /v_mfma_f32_4x4x4bf16_1k/);
-  assert.match(await page.locator('#detail .summary').textContent(), /ok since/);
+  assert.match(await page.locator('#detail .summary').textContent(), /ok in every measured column \(llvm19 to llvm24\)/);
   await page.click('#detail-close');
   assert.ok(await page.locator('#detail').isHidden());
 });
@@ -182,6 +182,13 @@ test('the diff view lists the cells that changed between two flavors, grouped', 
   assert.match(await page.locator('#diff-summary').textContent(), /^llvm22 → llvm23: \d+ of \d+ shared cells changed/);
   assert.ok((await page.locator('#diff-groups section.diff-group').count()) > 0);
   assert.ok(await page.locator('#matrix-view').isHidden());
+  // The filter matches targets too: "gfx950" keeps gfx950's changes only.
+  await page.fill('#filter', 'gfx950');
+  await page.waitForFunction(() => /\(filtered\)/.test(document.getElementById('diff-summary').textContent));
+  const targets = await page.locator('#diff-groups tr.row').evaluateAll((rows) => rows.map((r) => r.dataset.target));
+  assert.ok(targets.length > 0, 'no gfx950 change between llvm22 and llvm23');
+  for (const t of targets) assert.equal(t, 'gfx950');
+  await page.fill('#filter', '');
 });
 
 test('a page of another origin cannot post to the service; the page itself can', async () => {
