@@ -8,6 +8,7 @@
 #include "schema/catalog.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/json_depth.h"
 
 namespace archdb {
 
@@ -27,6 +28,7 @@ std::vector<std::string> string_list(const nlohmann::json& j, const char* field,
 }  // namespace
 
 KernelManifest parse_manifest(const std::string& text, const std::string& path) {
+  check_json_depth(text, path);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);

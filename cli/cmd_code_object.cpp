@@ -10,6 +10,7 @@
 #include "kernels/gate/code_object.h"
 #include "support/error.h"
 #include "support/files.h"
+#include "support/json_depth.h"
 
 namespace archdb::cli {
 namespace {
@@ -50,8 +51,10 @@ int code_object(const CodeObjectArgs& args) {
 // the disassembly); then every pair not built, and why.
 int gate_report(const std::string& path) {
   nlohmann::json gate;
+  const std::string text = read_file(path);
+  check_json_depth(text, path);
   try {
-    gate = nlohmann::json::parse(read_file(path));
+    gate = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw input_error(path + ": not JSON: " + e.what());
   }

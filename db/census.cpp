@@ -14,6 +14,7 @@
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"
+#include "support/json_depth.h"
 
 namespace archdb {
 namespace fs = std::filesystem;
@@ -247,6 +248,7 @@ Census parse_census(const std::string& text, const std::string& label) {
       size_t colon = line.find(": ", 2);
       if (colon == std::string::npos) throw fail("malformed header line");
       std::string name = line.substr(2, colon - 2), value = line.substr(colon + 2);
+      check_json_depth(value, label + ":" + std::to_string(lineno));
       nlohmann::ordered_json v = nlohmann::ordered_json::parse(value, nullptr, false);
       if (v.is_discarded() || name == "flavor" || name == "schema" || name == "llvm_version" || name == "identity" ||
           name == "package")
@@ -279,6 +281,7 @@ Census parse_census(const std::string& text, const std::string& label) {
     if (!census.instantiations.empty() && census.instantiations.back().key >= inst.key)
       throw fail("instantiations are not sorted at " + inst.key);
     if (fields[1] != "-") {
+      check_json_depth(fields[1], label + ":" + std::to_string(lineno));
       nlohmann::json types = nlohmann::json::parse(fields[1], nullptr, false);
       if (!types.is_array() || types.empty()) throw fail("overload types must be '-' or a JSON array of types");
       for (const auto& t : types) {
@@ -302,6 +305,7 @@ Census parse_census(const std::string& text, const std::string& label) {
       size_t s2 = s1 == std::string::npos ? s1 : group.find(' ', s1 + 1);
       if (s2 == std::string::npos) throw fail("malformed group '" + group.substr(0, 60) + "'");
       std::string status = group.substr(0, s1);
+      check_json_depth(std::string_view(group).substr(s2 + 1), label + ":" + std::to_string(lineno));
       nlohmann::json detail = nlohmann::json::parse(group.substr(s2 + 1), nullptr, false);
       for (const auto& target : split(group.substr(s1 + 1, s2 - s1 - 1), ',')) {
         if (!processors.count(target)) throw fail("processor '" + target + "' is not in the header's list");

@@ -6,6 +6,7 @@
 
 #include "support/error.h"
 #include "support/files.h"
+#include "support/json_depth.h"
 
 namespace archdb {
 namespace fs = std::filesystem;
@@ -28,6 +29,7 @@ Column parse_column(const std::string& column_json, const std::string& cells_jso
   const std::string cj = dir_label + "/column.json";
   const std::string cl = dir_label + "/cells.jsonl";
   Column column;
+  check_json_depth(column_json, cj);
   try {
     column.provenance = provenance_from_json(nlohmann::json::parse(column_json));
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's (1e400)
@@ -55,6 +57,7 @@ Column parse_column(const std::string& column_json, const std::string& cells_jso
     std::string line = cells_jsonl.substr(pos, nl - pos);
     pos = nl + 1;
     Cell cell;
+    check_json_depth(line, cl + ":" + std::to_string(lineno));
     try {
       cell = cell_from_json(nlohmann::json::parse(line));
     } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's (1e400)

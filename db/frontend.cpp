@@ -12,6 +12,7 @@
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"
+#include "support/json_depth.h"
 
 namespace archdb {
 namespace fs = std::filesystem;
@@ -182,6 +183,7 @@ Frontend parse_frontend(const std::string& text, const std::string& label) {
       size_t colon = line.find(": ", 2);
       if (colon == std::string::npos) throw fail("malformed header line");
       std::string name = line.substr(2, colon - 2), value = line.substr(colon + 2);
+      check_json_depth(value, label + ":" + std::to_string(lineno));
       nlohmann::ordered_json v = nlohmann::ordered_json::parse(value, nullptr, false);
       if (v.is_discarded() || name == "flavor" || name == "schema" || name == "clang") v = value;
       prov[name] = v;
@@ -220,6 +222,7 @@ Frontend parse_frontend(const std::string& text, const std::string& label) {
         std::string status = f[g].substr(0, s1);
         if (status != "accepted" && status != "rejected" && status != "crashed")
           throw fail("unknown front-end status '" + status + "'");
+        check_json_depth(std::string_view(f[g]).substr(s2 + 1), label + ":" + std::to_string(lineno));
         nlohmann::json d = nlohmann::json::parse(f[g].substr(s2 + 1), nullptr, false);
         if (!d.is_object()) throw fail("a group's detail must be a JSON object");
         for (const auto& t : split(f[g].substr(s1 + 1, s2 - s1 - 1), ',')) {

@@ -9,6 +9,7 @@
 #include "schema/catalog.h"
 #include "schema/targets.h"
 #include "support/error.h"
+#include "support/json_depth.h"
 
 namespace archdb {
 
@@ -75,6 +76,7 @@ RockeColumn parse_rocke(const std::string& text, const std::string& label,
                         const std::function<bool(const std::string&)>& known_target) {
   Fields f(label);
   nlohmann::json j;
+  check_json_depth(text, label);
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for a number past double's (1e400)

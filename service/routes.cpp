@@ -16,6 +16,7 @@
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"
+#include "support/json_depth.h"
 
 namespace archdb::service {
 
@@ -804,6 +805,9 @@ Reply Api::check(const Request& r) const {
   std::optional<std::string> compiler_version;
   if (body_is_json) {
     Params(r.query).allow({}, {});
+    if (size_t depth = json_depth(r.body); depth > kMaxJsonDepth)
+      fail(400, "the body's JSON nests " + std::to_string(depth) + " levels deep (at most " +
+                    std::to_string(kMaxJsonDepth) + " are read)");
     nlohmann::json body = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
     if (body.is_discarded()) {
       // Say where: parse again for the library's message (offset of the first bad byte).

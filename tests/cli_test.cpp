@@ -472,6 +472,35 @@ TEST(Cli, CorruptCellsFileIsOneClearError) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
+// JSON nested past what is read, in a committed column or census (100,000 levels killed every reader with
+// SIGSEGV): one line naming the file and line, exit 3, never a crash.
+TEST(Cli, JsonNestedTooDeepIsOneClearErrorNotACrash) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  std::string cells = test::read(ws.column() / "cells.jsonl");
+  test::write(ws.column() / "cells.jsonl", cells.substr(0, cells.find('\n') + 1) + "{\"key\":" + deep + "}\n" +
+                                                 cells.substr(cells.find('\n') + 1));
+  fs::remove(ws.dir / "db.sqlite");
+  auto r = run_archdb(ws.args({"query", "made.up"}));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("cells.jsonl:2: JSON nested 100001 levels deep (at most 64 are read)"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  test::write(ws.column() / "cells.jsonl", cells);
+  // A census group's detail.
+  std::string census = test::read(test::source_dir() / "data/llvm22/census.txt");
+  size_t row = census.find("\nllvm.amdgcn.") + 1;
+  size_t detail = census.find(" {", census.find('\t', census.find('\t', row) + 1)) + 1;
+  census.insert(detail + 1, "\"deep\":" + deep + ",");
+  test::write(ws.column() / "census.txt", census);
+  fs::remove(ws.dir / "db.sqlite");
+  auto c = run_archdb(ws.args({"query", "made.up"}));
+  EXPECT_EQ(c.exit_code, 3) << c.err;
+  EXPECT_NE(c.err.find("census.txt:"), std::string::npos) << c.err;
+  EXPECT_NE(c.err.find(": JSON nested 100001 levels deep"), std::string::npos) << c.err;
+  EXPECT_EQ(std::count(c.err.begin(), c.err.end(), '\n'), 1) << c.err;
+}
+
 TEST(Cli, CorruptDatabaseIsOneClearErrorAndIsLeftAlone) {
   Workspace ws;
   test::write(ws.dir / "db.sqlite", std::string(4096, '\x7f'));

@@ -4,6 +4,7 @@
 
 #include "db/column_files.h"
 #include "support/error.h"
+#include "support/json_depth.h"
 #include "test_support.h"
 
 namespace archdb {
@@ -143,6 +144,22 @@ TEST(ColumnFiles, DescriptorHasNoCellsAndSaysHowToMeasure) {
   write_column_dir(dir.path(), measured);
   std::filesystem::remove(dir / "llvm22/cells.jsonl");
   EXPECT_THROW(read_column_dir(dir / "llvm22"), Error);
+}
+
+// How deeply JSON nests, counted without recursion: brackets in strings (escaped quotes too) do not count.
+TEST(JsonDepth, CountsNestingOutsideStrings) {
+  EXPECT_EQ(json_depth("1"), 0u);
+  EXPECT_EQ(json_depth(R"({"a":[1,{"b":[]}]})"), 4u);
+  EXPECT_EQ(json_depth(R"({"a":"[[[{{\"[["})"), 1u);
+  EXPECT_EQ(json_depth(std::string(100000, '[')), 100000u);  // unbalanced: what it opened
+  EXPECT_NO_THROW(check_json_depth(std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']'), "x"));
+  try {
+    check_json_depth(std::string(kMaxJsonDepth + 1, '{'), "f.json:3");
+    FAIL() << "65 levels read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "f.json:3: JSON nested 65 levels deep (at most 64 are read)");
+    EXPECT_EQ(e.code(), kExitBadInput);
+  }
 }
 
 }  // namespace

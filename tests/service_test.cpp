@@ -341,6 +341,8 @@ TEST_F(Service, MatrixSliceWithFilters) {
   expect_error(c.Get("/v1/matrix?flavor=llvm22&targets=gfx9000"), 400, "unknown target 'gfx9000'");
   expect_error(c.Get("/v1/matrix?flavor=llvm22&flavor=llvm23"), 400, "more than once");
   expect_error(c.Get("/v1/matrix?flavor=llvm22&sort=key&colour=1"), 400, "unknown parameters 'sort', 'colour'");
+  expect_error(c.Post("/v1/check", "{\"keys\":" + std::string(100000, '[') + std::string(100000, ']') + "}", "application/json"),
+               400, "the body's JSON nests 100001 levels deep (at most 64 are read)");
   expect_error(c.Get("/v1/status?x=1"), 400, "unknown parameter 'x' (this endpoint takes none)");
   expect_error(c.Get("/v1?verbose=1"), 400, "unknown parameter 'verbose' (this endpoint takes none)");
 }

@@ -5,13 +5,16 @@
 
 #include "support/error.h"
 #include "support/files.h"
+#include "support/json_depth.h"
 
 namespace archdb {
 
 GateManifest GateManifest::load(const std::filesystem::path& path) {
   nlohmann::json j;
+  const std::string text = read_file(path);
+  check_json_depth(text, path.string());
   try {
-    j = nlohmann::json::parse(read_file(path));
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw input_error(path.string() + ": not JSON: " + e.what());
   }
