@@ -163,14 +163,15 @@ struct Subject {
   std::string name;  // key (catalog) or instantiation (census)
   std::string source;
   DeclSpec spec;
+  const CatalogEntry* entry = nullptr;  // a catalog key's: the spec of a cell's target (its wave64 layout)
 };
 
-std::string module_of(const Subject& s, const Cell& c, std::string& why) {
+std::string module_of(const Subject& s, const Cell& c, const std::string& flavor, std::string& why) {
   if (c.cause == Cause::kDeclaration) {  // LLVM died on the declaration itself
     why = "LLVM dies reading the declaration";
     return "";
   }
-  return probe_module_text(s.spec, c.posed, why);
+  return probe_module_text(s.entry ? s.entry->spec_for(flavor, c.target) : s.spec, c.posed, why);
 }
 
 // What a finding is, without what names its one case: the intrinsic's name and, for the assembler, the
@@ -236,7 +237,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
   std::deque<Subject> subjects;
   std::map<std::string, const Subject*> by_name;
   for (const auto& e : catalog.entries) {
-    subjects.push_back({e.key, "catalog", e.spec_for(flavor)});
+    subjects.push_back({e.key, "catalog", e.spec_for(flavor), &e});
     by_name["catalog\t" + e.key] = &subjects.back();
   }
   if (v.census)
@@ -246,7 +247,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       s.name = i.intrinsic;
       s.overloaded = !i.overload_types.empty();
       s.overload_types = i.overload_types;
-      subjects.push_back({i.key, "census", s});
+      subjects.push_back({i.key, "census", s, nullptr});
       by_name["census\t" + i.key] = &subjects.back();
     }
   std::vector<std::pair<const Subject*, const Cell*>> crashes, empty, mc, unencodable, absent, declared;
@@ -311,7 +312,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       const Subject& s = *f.cases.front().first;
       const Cell& c = *f.cases.front().second.front();
       std::string why;
-      std::string module = can_pose ? module_of(s, c, why) : "";
+      std::string module = can_pose ? module_of(s, c, flavor, why) : "";
       std::string repro = module.empty() ? "(not posed: " + (can_pose ? why : "built against another LLVM") + ")"
                                          : reproducer_ref(c.intrinsic + " on " + c.target + ": " + f.what,
                                                           llc_reproducer(module, flavor, c.target, to_mc));
@@ -407,7 +408,7 @@ int findings(const Context& ctx, const std::string& flavor, const std::string& o
       if (can_pose) {
         auto s = by_name.find((x.be.source == "catalog" ? "catalog\t" + x.key : "census\t" + x.be.cell->key));
         if (s != by_name.end()) {
-          std::string module = module_of(*s->second, *x.be.cell, why);
+          std::string module = module_of(*s->second, *x.be.cell, flavor, why);
           if (!module.empty()) llc = reproducer_ref(title + " (back end)", llc_reproducer(module, flavor, x.target, false));
         }
       }

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "checker/checker.h"
 #include "db/census.h"
@@ -618,6 +619,43 @@ TEST(Frontend, EveryBuiltinInClangsFilesIsARowAndEachKeyTakesTheBuiltinThatMakes
   ASSERT_NE(fe.key("__builtin_amdgcn_ds_atomic_fadd_v2bf16"), nullptr);
   EXPECT_TRUE(fe.key("__builtin_amdgcn_ds_atomic_fadd_v2bf16")->call.empty());
   EXPECT_NE(fe.key("__builtin_amdgcn_ds_atomic_fadd_v2bf16")->reason.find("custom type checking"), std::string::npos);
+}
+
+// A finding on a wave64 target of a key with a wave64 layout is reproduced with that layout's call, as measured.
+TEST(Findings, AWave64CellIsReproducedWithItsOwnInstantiation) {
+  if (linked_toolchain().flavor() != "llvm22") GTEST_SKIP() << "the workspace holds the llvm22 column";
+  Workspace ws;
+  const std::string wave64 = "gfx1100:+wavefrontsize64,-wavefrontsize32";
+  std::string cells, line;
+  std::istringstream in(test::read(ws.dir / "data/llvm22/cells.jsonl"));
+  bool found = false;
+  while (std::getline(in, line)) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);
+    if (j["key"] == "wmma.f32.16x16x16.f16" && j["target"] == wave64) {  // made a crash, to be reproduced
+      ASSERT_EQ(j["intrinsic"], "llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16");
+      j["status"] = "toolchain_crash";
+      j.erase("lowered_to");
+      j["evidence"] = "LLVM crashed: SIGSEGV in pass 'Branch relaxation pass'";
+      j["cause"] = "crash";
+      found = true;
+    }
+    cells += j.dump() + "\n";
+  }
+  ASSERT_TRUE(found);
+  test::write(ws.dir / "data/llvm22/cells.jsonl", cells);
+  nlohmann::ordered_json column = nlohmann::ordered_json::parse(test::read(ws.dir / "data/llvm22/column.json"));
+  column["counts"]["ok"] = column["counts"]["ok"].get<int>() - 1;  // the column's counts agree with its cells
+  column["counts"]["toolchain_crash"] = column["counts"]["toolchain_crash"].get<int>() + 1;
+  test::write(ws.dir / "data/llvm22/column.json", column.dump(2) + "\n");
+  auto f = test::run_archdb(ws.args({"findings", "--flavor", "llvm22", "--out", (ws.dir / "findings.md").string()}));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  std::string md = test::read(ws.dir / "findings.md");
+  size_t heading = md.find(": llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16 on " + wave64);
+  ASSERT_NE(heading, std::string::npos) << md.substr(0, 3000);
+  std::string block = md.substr(heading, md.find("\n```\n", heading) - heading);
+  EXPECT_NE(block.find("declare <4 x float> @\"llvm.amdgcn.wmma.f32.16x16x16.f16.v4f32.v16f16\"("), std::string::npos)
+      << block;
+  EXPECT_EQ(block.find("v8f32"), std::string::npos) << block;
 }
 
 TEST(Frontend, DisagreementsListBothSides) {
