@@ -2,6 +2,7 @@
 // `archdb compare --flavor F --with FILE` (agreement with a peer's rocke-v1 column).
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -37,6 +38,43 @@ struct HistoryArgs {
   bool json = false;
 };
 
+// A history's body, for a key's columns and an intrinsic's censuses alike: per target, each flavor's cell and the
+// summary, as JSON or as a table (headed `first`, each flavor's label, "summary").
+using RowFor = std::function<std::vector<FlavorCell>(const std::string& target)>;
+
+// Census answers name the instantiation that decided them (`instantiation`).
+nlohmann::ordered_json history_targets_json(const std::vector<std::string>& targets, const RowFor& row_for,
+                                            bool instantiation) {
+  nlohmann::ordered_json ts = nlohmann::ordered_json::object();
+  for (const auto& t : targets) {
+    nlohmann::ordered_json per = nlohmann::ordered_json::object();
+    auto row = row_for(t);
+    for (const auto& fc : row) {
+      nlohmann::ordered_json c = fc.cell ? nlohmann::ordered_json(cell_to_json(*fc.cell)) : nlohmann::ordered_json(nullptr);
+      if (fc.cell && instantiation) c["instantiation"] = fc.cell->key;
+      per[fc.flavor] = c;
+    }
+    ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
+  }
+  return ts;
+}
+
+std::string history_table(const std::string& first, const std::vector<std::string>& labels,
+                          const std::vector<std::string>& targets, const RowFor& row_for) {
+  std::vector<std::string> header = {first};
+  header.insert(header.end(), labels.begin(), labels.end());
+  header.push_back("summary");
+  Table table(header);
+  for (const auto& t : targets) {
+    std::vector<std::string> line = {t};
+    auto row = row_for(t);
+    for (const auto& fc : row) line.push_back(fc.cell ? std::string(status_name(fc.cell->status)) : "-");
+    line.push_back(history_summary(row));
+    table.add(line);
+  }
+  return table.render();
+}
+
 // An intrinsic outside the catalog, from the censuses: per processor, its answer in each flavor over every
 // instantiation that flavor's census measured of it (intrinsic_answer). False when no census has it.
 bool intrinsic_history(const Store& store, const HistoryArgs& args) {
@@ -44,7 +82,7 @@ bool intrinsic_history(const Store& store, const HistoryArgs& args) {
   std::sort(flavors.begin(), flavors.end(), flavor_before);
   std::map<std::pair<std::string, std::string>, Cell> answers;  // (flavor, processor) -> the answer
   std::map<std::string, std::vector<std::string>> instantiations;  // flavor -> the rows weighed
-  std::set<std::string> processors;
+  std::set<std::string> answered;
   std::vector<std::string> with;
   for (const std::string& f : flavors) {
     CensusMatch m = find_census(store, f, args.key);
@@ -53,10 +91,11 @@ bool intrinsic_history(const Store& store, const HistoryArgs& args) {
     for (const auto& i : m.instantiations) instantiations[f].push_back(i.key);
     for (auto& [t, a] : intrinsic_answers(m.instantiations, m.cells, args.targets)) {
       answers[{f, t}] = std::move(a);
-      processors.insert(t);
+      answered.insert(t);
     }
   }
   if (with.empty()) return false;
+  const std::vector<std::string> processors(answered.begin(), answered.end());
   auto row_for = [&](const std::string& t) {
     std::vector<FlavorCell> row;
     for (const std::string& f : with) {
@@ -73,34 +112,14 @@ bool intrinsic_history(const Store& store, const HistoryArgs& args) {
     nlohmann::ordered_json fl = nlohmann::ordered_json::array();
     for (const std::string& f : with) fl.push_back({{"name", f}, {"origin", "census"}, {"instantiations", instantiations[f]}});
     out["flavors"] = fl;
-    nlohmann::ordered_json ts = nlohmann::ordered_json::object();
-    for (const std::string& t : processors) {
-      nlohmann::ordered_json per = nlohmann::ordered_json::object();
-      auto row = row_for(t);
-      for (const auto& fc : row) {
-        nlohmann::ordered_json c = fc.cell ? nlohmann::ordered_json(cell_to_json(*fc.cell)) : nlohmann::ordered_json(nullptr);
-        if (fc.cell) c["instantiation"] = fc.cell->key;
-        per[fc.flavor] = c;
-      }
-      ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
-    }
-    out["targets"] = ts;
+    out["targets"] = history_targets_json(processors, row_for, true);
     std::printf("%s\n", out.dump(2).c_str());
     return true;
   }
-  std::vector<std::string> header = {"processor"};
-  for (const std::string& f : with) header.push_back(f + " (census)");
-  header.push_back("summary");
-  Table table(header);
-  for (const std::string& t : processors) {
-    std::vector<std::string> line = {t};
-    auto row = row_for(t);
-    for (const auto& fc : row) line.push_back(fc.cell ? std::string(status_name(fc.cell->status)) : "-");
-    line.push_back(history_summary(row));
-    table.add(line);
-  }
+  std::vector<std::string> labels;
+  for (const std::string& f : with) labels.push_back(f + " (census)");
   std::printf("%s (census: not a catalog key; on each processor, ok where any instantiation lowers, refused where "
-              "every one is)\n\n%s", name.c_str(), table.render().c_str());
+              "every one is)\n\n%s", name.c_str(), history_table("processor", labels, processors, row_for).c_str());
   for (const std::string& f : with) std::printf("\n%s: %s\n", f.c_str(), join(instantiations[f], ", ").c_str());
   return true;
 }
@@ -130,30 +149,13 @@ int history(const Context& ctx, const HistoryArgs& args) {
     nlohmann::ordered_json fl = nlohmann::ordered_json::array();
     for (const auto& f : flavors) fl.push_back({{"name", f.name}, {"origin", std::string(origin_name(f.origin))}});
     out["flavors"] = fl;
-    nlohmann::ordered_json ts = nlohmann::ordered_json::object();
-    for (const auto& t : order) {
-      nlohmann::ordered_json per = nlohmann::ordered_json::object();
-      auto row = row_for(t);
-      for (const auto& fc : row) per[fc.flavor] = fc.cell ? nlohmann::ordered_json(cell_to_json(*fc.cell)) : nullptr;
-      ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
-    }
-    out["targets"] = ts;
+    out["targets"] = history_targets_json(order, row_for, false);
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
-  std::vector<std::string> header = {"target"};
-  for (const auto& f : flavors)
-    header.push_back(f.name + (f.origin == Origin::kImported ? " (imported)" : ""));
-  header.push_back("summary");
-  Table table(header);
-  for (const auto& t : order) {
-    std::vector<std::string> line = {t};
-    auto row = row_for(t);
-    for (const auto& fc : row) line.push_back(fc.cell ? std::string(status_name(fc.cell->status)) : "-");
-    line.push_back(history_summary(row));
-    table.add(line);
-  }
-  std::printf("%s\n\n%s", args.key.c_str(), table.render().c_str());
+  std::vector<std::string> labels;
+  for (const auto& f : flavors) labels.push_back(f.name + (f.origin == Origin::kImported ? " (imported)" : ""));
+  std::printf("%s\n\n%s", args.key.c_str(), history_table("target", labels, order, row_for).c_str());
   for (const auto& f : flavors)
     if (f.origin == Origin::kDescriptor) std::printf("\n%s: not measured on this host (see data/%s/column.json)\n", f.name.c_str(), f.name.c_str());
   return kExitOk;
@@ -182,8 +184,7 @@ int diff(const Context& ctx, const DiffArgs& args) {
       throw usage_error("'" + f + "' is not measured: data/" + f + "/ is a descriptor, with no cells to compare");
   }
   for (const std::string& g : args.groups)
-    if (std::find(change_groups().begin(), change_groups().end(), g) == change_groups().end())
-      throw usage_error("unknown group '" + g + "' (groups: " + join(change_groups(), ", ") + ")");
+    if (!is_change_group(g)) throw usage_error(unknown_change_group(g));
   std::map<std::pair<std::string, std::string>, Cell> before;
   for (auto& c : store->cells(args.from)) before[{c.key, c.target}] = c;
   std::map<std::string, std::vector<std::pair<Cell, Cell>>> groups;

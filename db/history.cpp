@@ -110,6 +110,16 @@ const std::vector<std::string>& change_groups() {
   return kGroups;
 }
 
+bool is_change_group(const std::string& name) {
+  return std::find(change_groups().begin(), change_groups().end(), name) != change_groups().end();
+}
+
+std::string unknown_change_group(const std::string& name) {
+  std::string all;
+  for (const std::string& g : change_groups()) all += (all.empty() ? "" : ", ") + g;
+  return "unknown group '" + name + "' (groups: " + all + ")";
+}
+
 std::string change_group(const Cell& from, const Cell& to) {
   if (from.status == to.status) {
     if (from.status != Status::kOk || (from.lowered_to == to.lowered_to && from.posed == to.posed)) return "";

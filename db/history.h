@@ -31,5 +31,8 @@ std::string history_summary(const std::vector<FlavorCell>& cells);
 std::string change_group(const Cell& from, const Cell& to);
 // The groups in the order diff prints them: capability changes first, churn last.
 const std::vector<std::string>& change_groups();
+// Whether `name` is one of them; else the error (one line, naming every group) that a diff's caller reports.
+bool is_change_group(const std::string& name);
+std::string unknown_change_group(const std::string& name);
 
 }  // namespace archdb

@@ -745,8 +745,7 @@ Reply Api::diff(const Request& r, const std::string& from, const std::string& to
   const FlavorData& b = need_flavor(*snap, to);
   std::vector<std::string> groups = p.list("group");
   for (const auto& g : groups)
-    if (std::find(change_groups().begin(), change_groups().end(), g) == change_groups().end())
-      fail(400, "unknown group '" + g + "' (groups: " + join(change_groups(), ", ") + ")");
+    if (!is_change_group(g)) fail(400, unknown_change_group(g));
   std::vector<std::string> both;
   for (const auto& t : a.targets)
     if (std::find(b.targets.begin(), b.targets.end(), t) != b.targets.end()) both.push_back(t);

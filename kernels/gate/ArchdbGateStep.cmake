@@ -18,6 +18,13 @@ function(json_string out value)
   set(${out} "\"${value}\"" PARENT_SCOPE)
 endfunction()
 
+# The pair is not built: its record (with the check that said so) and the inputs that decided it.
+function(record_not_built check)
+  file(WRITE "${base}.result.json"
+    "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": false, \"keys\": ${keys_json}, \"check\": ${check}}\n")
+  file(WRITE "${base}.inputs" "${inputs_digest}")
+endfunction()
+
 function(gate_fail what)
   message(FATAL_ERROR "archdb gate: ${KERNEL} on ${TARGET}: ${what}")
 endfunction()
@@ -107,9 +114,7 @@ elseif(verdict STREQUAL "unvalidated" AND ALLOW_UNVALIDATED)
 endif()
 if(NOT build)
   message(NOTICE "archdb gate: ${headline}")
-  file(WRITE "${base}.result.json"
-    "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": false, \"keys\": ${keys_json}, \"check\": ${check_json}}\n")
-  file(WRITE "${base}.inputs" "${inputs_digest}")
+  record_not_built("${check_json}")
   return()
 endif()
 
@@ -128,9 +133,7 @@ if(NOT rc EQUAL 0)
     json_string(words_json "refused: ${words}")
     string(JSON check_json SET "${check_json}" verdict "\"refused\"")
     string(JSON check_json SET "${check_json}" message "${words_json}")
-    file(WRITE "${base}.result.json"
-      "{\"kernel\": ${kernel_json}, \"target\": ${target_json}, \"built\": false, \"keys\": ${keys_json}, \"check\": ${check_json}}\n")
-    file(WRITE "${base}.inputs" "${inputs_digest}")
+    record_not_built("${check_json}")
     return()
   endif()
   gate_fail("compiling device IR failed:\n${err}")
