@@ -194,9 +194,13 @@ int regen(const Context& ctx, const RegenArgs& args) {
       std::map<std::pair<std::string, std::string>, Cell> merged;
       for (const auto& c : committed->cells) merged[{c.key, c.target}] = c;
       for (const auto& c : column.cells) merged[{c.key, c.target}] = c;
+      // A committed target the targets file no longer wires keeps its cells and its place in the list: a
+      // partial regeneration writes only a column that loads.
       Column whole;
       whole.provenance = column.provenance;
       whole.provenance.targets = wired.names;
+      for (const auto& t : committed->provenance.targets)
+        if (!wired.contains(t)) whole.provenance.targets.push_back(t);
       for (auto& [k, c] : merged) whole.cells.push_back(c);
       whole.sort();
       whole.recount();
@@ -249,12 +253,13 @@ int regen(const Context& ctx, const RegenArgs& args) {
       return kExitOk;
     }
 
-    // The store first, then the files: were we killed between the two, the next sync re-reads data/ and the
-    // store follows what is committed.
+    // The files first, then the store with the run's outcome: the run is `ok` only once its files are in
+    // place (a full disk fails it, with the reason, and leaves the committed folder whole). Were we killed
+    // between the two, the run is found interrupted and the next sync reads the store from data/.
+    write_column_dir(ctx.data, column);
     std::string provenance_text = render_column_json(column);
     store->finish_measured_run(run, column, provenance_text, column_digest(column), counts_json(column));
     closed = true;
-    write_column_dir(ctx.data, column);
     print_summary(column, result);
     measured_line();
     std::printf("wrote %s and %s\n", dir.string().c_str(), ctx.db.c_str());

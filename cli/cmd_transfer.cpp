@@ -76,6 +76,11 @@ int do_export(const Context& ctx, const ExportArgs& args) {
   check_format(args.format);
   if (args.format != kRockeFormat && (!args.keys.empty() || !args.targets.empty()))
     throw usage_error("--keys and --targets choose what a rocke-v1 file holds; an archdb column folder is written whole");
+  // The column is read under its lock, and the lock is held until the copy is written: a regeneration
+  // that began meanwhile is waited for and then read, never overwritten by what was read before it.
+  std::error_code ec;
+  std::unique_ptr<FileLock> reading;
+  if (fs::is_directory(ctx.data, ec)) reading = ctx.lock_column(args.flavor);
   auto store = ctx.open_store();
   auto row = store->flavor(args.flavor);
   if (!row) throw usage_error("unknown flavor '" + args.flavor + "' (not in the database)");
@@ -108,7 +113,6 @@ int do_export(const Context& ctx, const ExportArgs& args) {
     return kExitOk;
   }
   fs::path root = args.out.empty() ? fs::path(ctx.data) : fs::path(args.out);
-  std::error_code ec;
   if (fs::exists(root, ec) && !fs::is_directory(root, ec))
     throw input_error(root.string() + ": not a folder; --out names the folder to write " + args.flavor + "/ into");
   if (!args.out.empty()) {
@@ -119,7 +123,10 @@ int do_export(const Context& ctx, const ExportArgs& args) {
       throw input_error(args.out + ": " + parent.string() + " is not an existing folder");
   }
   fs::create_directories(root);  // its parent exists (checked above); the lock lives in it
-  auto writing = Context::lock_column_in(root, args.flavor);
+  // Another folder has its own writers; the data folder's lock is held already (a second flock of the same
+  // file from this process would wait for itself).
+  std::unique_ptr<FileLock> writing;
+  if (!reading || !fs::equivalent(root, ctx.data, ec)) writing = Context::lock_column_in(root, args.flavor);
   write_column_dir(root, column);
   std::printf("wrote %s (%zu cells)\n", (root / args.flavor).string().c_str(), column.cells.size());
   return kExitOk;

@@ -101,17 +101,23 @@ void write_column_dir(const fs::path& data_root, const Column& column) {
   recover_directory(target);
   fs::path staged = staging_dir_for(target);
   fs::remove_all(staged);
-  fs::create_directories(staged);
-  write_file_atomically(staged / "column.json", render_column_json(column));
-  if (column.provenance.measured) write_file_atomically(staged / "cells.jsonl", render_cells_jsonl(column));
-  // What else the folder holds (the census, the front end, the findings report) stays with the new column.
-  std::error_code ec;
-  if (fs::is_directory(target, ec)) {
-    for (const auto& e : fs::directory_iterator(target, ec)) {
-      std::string name = e.path().filename().string();
-      if (name.empty() || name[0] == '.' || name == "column.json" || name == "cells.jsonl" || !e.is_regular_file()) continue;
-      write_file_atomically(staged / name, read_file(e.path()));
+  try {
+    fs::create_directories(staged);
+    write_file_atomically(staged / "column.json", render_column_json(column));
+    if (column.provenance.measured) write_file_atomically(staged / "cells.jsonl", render_cells_jsonl(column));
+    // What else the folder holds (the census, the front end, the findings report) stays with the new column.
+    std::error_code ec;
+    if (fs::is_directory(target, ec)) {
+      for (const auto& e : fs::directory_iterator(target, ec)) {
+        std::string name = e.path().filename().string();
+        if (name.empty() || name[0] == '.' || name == "column.json" || name == "cells.jsonl" || !e.is_regular_file()) continue;
+        write_file_atomically(staged / name, read_file(e.path()));
+      }
     }
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(staged, ec);  // a full disk: give back what was staged; the committed folder is untouched
+    throw;
   }
   replace_directory(staged, target);
 }

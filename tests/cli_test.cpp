@@ -1007,6 +1007,112 @@ TEST(Cli, TwoWritersOfOneColumnAtOnceLoseNoCell) {
   EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), measured) << "both runs' answers, nothing stale left";
 }
 
+// An export that starts while a regeneration holds the column must read the column the regeneration wrote:
+// reading it first and waiting only to write would put the stale copy back over the new one. This test holds
+// the column's lock, starts two exports (into data/ and into another folder), changes the column as a
+// regeneration would (its files; the database follows them), and lets go.
+TEST(Cli, AnExportWaitingForARegenerationReadsWhatTheRegenerationWrote) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  std::string measured = test::read(ws.column() / "cells.jsonl");
+  std::string line = cell_line(measured, "made.up", "gfx942"), changed = line;
+  ASSERT_NE(changed.find("\"evidence\":\""), std::string::npos) << line;
+  changed.insert(changed.find("\"evidence\":\"") + 12, "rewritten meanwhile: ");
+  std::string rewritten = measured;
+  rewritten.replace(rewritten.find(line), line.size(), changed);
+
+  fs::path lock = ws.dir / "data" / ("." + flavor() + ".write-lock");
+  int held = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_EX), 0);
+  ASSERT_EQ(::write(held, "4242\n", 5), 5);
+  fs::create_directories(ws.dir / "elsewhere");
+  pid_t home = spawn_archdb(ws.args({"export", "--flavor", flavor()}), ws.dir / "home.err");
+  pid_t away = spawn_archdb(ws.args({"export", "--flavor", flavor(), "--out", (ws.dir / "elsewhere").string()}),
+                            ws.dir / "away.err");
+  ASSERT_GT(home, 0);
+  ASSERT_GT(away, 0);
+  const std::string waiting = "is being written by another archdb (pid 4242); waiting for it";
+  for (int i = 0; i < 3000; ++i) {
+    if (test::read(ws.dir / "home.err").find(waiting) != std::string::npos &&
+        test::read(ws.dir / "away.err").find(waiting) != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_NE(test::read(ws.dir / "home.err").find(waiting), std::string::npos) << test::read(ws.dir / "home.err");
+  EXPECT_NE(test::read(ws.dir / "away.err").find(waiting), std::string::npos) << test::read(ws.dir / "away.err");
+  test::write(ws.column() / "cells.jsonl", rewritten);  // the regeneration's write, while it holds the column
+  ::close(held);
+
+  int status_home = 0, status_away = 0;
+  waitpid(home, &status_home, 0);
+  waitpid(away, &status_away, 0);
+  EXPECT_TRUE(WIFEXITED(status_home) && WEXITSTATUS(status_home) == 0) << test::read(ws.dir / "home.err");
+  EXPECT_TRUE(WIFEXITED(status_away) && WEXITSTATUS(status_away) == 0) << test::read(ws.dir / "away.err");
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), rewritten) << "the export wrote back what it read before";
+  EXPECT_EQ(test::read(ws.dir / "elsewhere" / flavor() / "cells.jsonl"), rewritten) << "the copy is stale";
+}
+
+// A regeneration whose files cannot be written (a full disk: data/ on a tmpfs filled to the last page, in a
+// mount namespace of its own) fails, is recorded failed with the reason, and leaves the committed column and
+// the database as they were.
+TEST(Cli, ARegenerationThatCannotWriteItsFilesIsRecordedFailedAndChangesNothing) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  std::string committed = test::read(ws.column() / "cells.jsonl");
+  std::string cells_before = dump_cells(ws.dir / "db.sqlite");
+  auto probe = test::run_command({"/usr/bin/unshare", "-m", "true"});
+  if (probe.exit_code != 0) GTEST_SKIP() << "no mount namespace here (unshare -m: " << probe.err << ")";
+
+  fs::path full = ws.dir / "full-data", after = ws.dir / "after";
+  fs::create_directories(full);
+  fs::create_directories(after);
+  std::string command;
+  for (const auto& a : ws.args({"regen", "--flavor", flavor(), "--keys", "made.up"})) {
+    std::string arg = a == (ws.dir / "data").string() ? full.string() : a;
+    command += " '" + arg + "'";
+  }
+  // Mount, copy the column in, fill every page left; run; keep what the folder holds after it.
+  std::string script = "set -e; mount -t tmpfs -o size=256k tmpfs '" + full.string() + "'; cp -a '" +
+                       (ws.dir / "data").string() + "/.' '" + full.string() + "/'; dd if=/dev/zero of='" +
+                       full.string() + "/filler' bs=4k 2>/dev/null || true; set +e; '" + ARCHDB_BINARY + "'" + command +
+                       " 2>'" + (after / "err").string() + "'; echo $? > '" + (after / "rc").string() + "'; cp '" +
+                       full.string() + "/" + flavor() + "/cells.jsonl' '" + (after / "cells.jsonl").string() +
+                       "'; ls -a '" + full.string() + "' > '" + (after / "ls").string() + "'";
+  auto r = test::run_command({"/usr/bin/unshare", "-m", "/bin/sh", "-c", script});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string err = test::read(after / "err");
+  EXPECT_EQ(test::read(after / "rc"), "3\n") << err;
+  EXPECT_NE(err.find("No space left on device"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_EQ(test::read(after / "cells.jsonl"), committed) << "the committed column changed";
+  EXPECT_EQ(test::read(after / "ls").find(".staged-"), std::string::npos) << "left behind:\n" << test::read(after / "ls");
+  EXPECT_EQ(dump_cells(ws.dir / "db.sqlite"), cells_before) << "the database took a column whose files failed";
+  Peek peek(ws.dir / "db.sqlite");
+  EXPECT_EQ(peek.one("SELECT outcome FROM run ORDER BY id DESC LIMIT 1"), "failed");
+  EXPECT_NE(peek.one("SELECT message FROM run ORDER BY id DESC LIMIT 1").find("No space left on device"),
+            std::string::npos);
+}
+
+// A partial regeneration under a targets file that no longer wires one of the column's targets keeps that
+// target's cells as committed: the column it writes loads into a fresh database.
+TEST(Cli, APartialRegenerationKeepsATargetTheTargetsFileNoLongerWires) {
+  Workspace ws;
+  ASSERT_EQ(run_archdb(ws.args({"regen", "--flavor", flavor()})).exit_code, 0);
+  std::string measured = test::read(ws.column() / "cells.jsonl");
+  test::write(ws.dir / "targets.txt", "gfx90a\ngfx942\n");
+  auto r = run_archdb(ws.args({"regen", "--flavor", flavor(), "--keys", "made.up"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(": 2 cells measured in "), std::string::npos) << r.out;
+  EXPECT_EQ(test::read(ws.column() / "cells.jsonl"), measured);
+  EXPECT_NE(test::read(ws.column() / "column.json").find("gfx1201"), std::string::npos);
+  std::vector<std::string> fresh = ws.args({"query", "made.up", "--flavor", flavor()});
+  fresh[1] = (ws.dir / "fresh.sqlite").string();
+  auto q = run_archdb(fresh);
+  EXPECT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find("gfx1201"), std::string::npos) << q.out;
+}
+
 // What a column is in a workspace: its files in data/ and its cells in the database.
 struct ColumnState {
   std::string files, cells;
@@ -1165,16 +1271,13 @@ TEST(Cli, KillDuringRegenLeavesTheOldColumnOrTheNewOneWhole) {
   };
   const ColumnState old_state = state_of(tmpl);
 
-  // A whole run, traced: its file operations in order. The window starts with the first write to the
-  // database's log after the run row was committed (the one transaction that stores the column and
-  // closes the run) and runs to the end.
+  // A whole run, traced: its file operations in order. The window starts with the staging of the new
+  // folder and runs to the end: the swap, then the one transaction that stores the column and closes the run.
   fs::path reference = seed.dir / "reference";
   copy_tree(tmpl, reference);
   std::vector<FileEvent> events;
-  std::vector<std::chrono::steady_clock::time_point> times;
   int ref_status = traced_archdb(regen_b(reference), reference, [&](size_t, const FileEvent& e) {
     events.push_back(e);
-    times.push_back(std::chrono::steady_clock::now());
     return false;
   });
   ASSERT_TRUE(WIFEXITED(ref_status) && WEXITSTATUS(ref_status) == 0);
@@ -1185,18 +1288,24 @@ TEST(Cli, KillDuringRegenLeavesTheOldColumnOrTheNewOneWhole) {
   size_t staging = 0;
   while (staging < events.size() && events[staging].path.find(staged) == std::string::npos) ++staging;
   ASSERT_LT(staging, events.size()) << "the run staged no folder";
-  // Measuring writes no file: the longest pause before the staging is the measuring, and what follows
-  // it begins with the commit.
-  size_t commit = 1;
-  for (size_t i = 1; i <= staging; ++i)
-    if (times[i] - times[i - 1] > times[commit] - times[commit - 1]) commit = i;
-  ASSERT_NE(events[commit].path.find("db.sqlite"), std::string::npos) << "the commit is no database write";
-  ASSERT_LT(commit, staging);
+  // The swap: the staged folder exchanged with the column's, or renamed to it.
+  auto is_swap = [&](const FileEvent& e) {
+    size_t arrow = e.path.find(" -> ");
+    return e.call == "exchange" || (e.call == "rename" && arrow != std::string::npos &&
+                                    e.path.substr(0, arrow).find(staged) != std::string::npos &&
+                                    e.path.substr(arrow).find(staged) == std::string::npos);
+  };
+  size_t swap = staging;
+  while (swap < events.size() && !is_swap(events[swap])) ++swap;
+  ASSERT_LT(swap, events.size()) << "the staged folder never took the column's place";
+  size_t commit = swap;
+  while (commit < events.size() && events[commit].path.find("db.sqlite") == std::string::npos) ++commit;
+  ASSERT_LT(commit, events.size()) << "no database write follows the swap";
 
   std::vector<size_t> kill_points;  // kMeasuring is SIZE_MAX
   kill_points.push_back(SIZE_MAX);
-  for (size_t i = commit; i < events.size(); ++i) kill_points.push_back(i);
-  int before_commit_done = 0, between = 0, after_swap = 0;
+  for (size_t i = staging; i < events.size(); ++i) kill_points.push_back(i);
+  int before_swap = 0, between = 0, after_commit = 0;
   for (size_t n = 0; n < kill_points.size(); ++n) {
     const size_t point = kill_points[n];
     std::string where = point == SIZE_MAX ? "while measuring"
@@ -1231,14 +1340,14 @@ TEST(Cli, KillDuringRegenLeavesTheOldColumnOrTheNewOneWhole) {
     bool db_new = after.cells == new_state.cells, files_new = after.files == new_state.files;
     EXPECT_TRUE(db_new || after.cells == old_state.cells) << "the database holds half a column";
     EXPECT_TRUE(files_new || after.files == old_state.files) << "data/ holds half a column:\n" << after.files;
-    EXPECT_FALSE(files_new && !db_new) << "the files were replaced before the database committed";
+    EXPECT_FALSE(db_new && !files_new) << "the database committed the run before its files were in place";
     if (point == SIZE_MAX) {
-      EXPECT_FALSE(db_new) << "killed while measuring, yet the new column is stored";
+      EXPECT_FALSE(files_new) << "killed while measuring, yet the new column is written";
     }
-    (!db_new ? before_commit_done : !files_new ? between : after_swap)++;
+    (!files_new ? before_swap : !db_new ? between : after_commit)++;
 
     // The next command recovers: the database follows data/, no staging folder is left, and a run killed
-    // before its commit is recorded as interrupted.
+    // before its commit is recorded as interrupted (its files may be in place; it never said `ok`).
     auto runs_args = globals(dir);
     runs_args.push_back("runs");
     auto runs = run_archdb(runs_args);
@@ -1254,15 +1363,16 @@ TEST(Cli, KillDuringRegenLeavesTheOldColumnOrTheNewOneWhole) {
     EXPECT_EQ(peek.one("SELECT outcome FROM run ORDER BY id DESC LIMIT 1"), db_new ? "ok" : "interrupted");
     fs::remove_all(dir);
   }
-  // Each of the three outcomes was met: killed before the commit, between the commit and the swap, after it.
-  EXPECT_GE(before_commit_done, 2);
-  EXPECT_GE(between, 3);
-  EXPECT_GE(after_swap, 1);
-  std::printf("%zu kill points: %d before the commit was whole, %d between it and the swap, %d after the swap\n",
-              kill_points.size(), before_commit_done, between, after_swap);
+  // Each of the three outcomes was met: killed before the swap, between the swap and the commit, after it.
+  EXPECT_GE(before_swap, 2);
+  EXPECT_GE(between, 2);
+  EXPECT_GE(after_commit, 1);
+  std::printf("%zu kill points: %d before the swap, %d between it and the commit, %d after the commit\n",
+              kill_points.size(), before_swap, between, after_commit);
   if (HasFailure())
     for (size_t i = 0; i < events.size(); ++i)
-      std::printf("%3zu %s %s %s\n", i, i == commit ? "commit>" : "       ", events[i].call.c_str(), events[i].path.c_str());
+      std::printf("%3zu %s %s %s\n", i, i == swap ? "swap>  " : i == commit ? "commit>" : "       ", events[i].call.c_str(),
+                  events[i].path.c_str());
 #endif
 }
 
