@@ -116,6 +116,7 @@ int run(int argc, char** argv) {
   add_regen(app, context, exit_code);
   add_coverage(app, context, exit_code);
   add_query(app, context, exit_code);
+  add_search(app, context, exit_code);
   add_transfer(app, context, exit_code);
   add_history(app, context, exit_code);
   add_runs(app, context, exit_code);

@@ -1,10 +1,11 @@
-// cli/cmd_bench.cpp — `archdb bench` (bench/bench.h), `archdb bench-check` (bench/check_bench.h) and
-// `archdb bench-gate` (bench/gate_bench.h).
+// cli/cmd_bench.cpp — `archdb bench` (bench/bench.h), `archdb bench-check` (bench/check_bench.h),
+// `archdb bench-gate` (bench/gate_bench.h) and `archdb bench-search` (bench/search_bench.h).
 #include <filesystem>
 
 #include "bench/bench.h"
 #include "bench/check_bench.h"
 #include "bench/gate_bench.h"
+#include "bench/search_bench.h"
 #include "cli/commands.h"
 #include "llvm/toolchain.h"
 #include "support/error.h"
@@ -73,6 +74,16 @@ void add_bench(CLI::App& app, Context& context, int& exit_code) {
   bg->callback([&context, &exit_code, gate] {
     spawned_like_this(context, *gate);
     exit_code = run_gate_bench(*gate);
+  });
+
+  auto search = std::make_shared<SearchBenchOptions>();
+  CLI::App* bs = app.add_subcommand(
+      "bench-search", "Benchmark: finding a name (archdb search, /v1/search): the index's build, one search and one "
+                      "resolution on it, and a whole `archdb search` process");
+  bs->add_option("--repeat", search->repeat, "repetitions of each search")->default_val(200)->check(CLI::Range(1, 1000000));
+  bs->callback([&context, &exit_code, search] {
+    spawned_like_this(context, *search);
+    exit_code = run_search_bench(*search);
   });
 }
 

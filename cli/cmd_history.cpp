@@ -124,9 +124,22 @@ bool intrinsic_history(const Store& store, const HistoryArgs& args) {
   return true;
 }
 
-int history(const Context& ctx, const HistoryArgs& args) {
+int history(const Context& ctx, const HistoryArgs& asked) {
   auto store = ctx.open_store();
-  if (!ctx.load_catalog().find(args.key) && intrinsic_history(*store, args)) return kExitOk;
+  HistoryArgs args = asked;
+  std::string resolved;  // how another spelling led to the key (query's rule)
+  if (!ctx.load_catalog().find(args.key)) {
+    auto r = resolve_name(ctx, *store, args.key);
+    if (r && r->kind == NameKind::kKey) {
+      resolved = r->how;
+      args.key = r->name;
+    } else {
+      if (r) args.key = r->name;
+      if (r && !r->how.empty() && !args.json) std::printf("%s: %s\n\n", asked.key.c_str(), r->how.c_str());
+      if (intrinsic_history(*store, args)) return kExitOk;
+      args.key = asked.key;
+    }
+  }
   KeyCells kc = gather_key_cells(ctx, *store, args.key, {}, args.targets);
   const auto& flavors = kc.flavors;
   const auto& order = kc.targets;
@@ -146,6 +159,7 @@ int history(const Context& ctx, const HistoryArgs& args) {
   if (args.json) {
     nlohmann::ordered_json out;
     out["key"] = args.key;
+    if (!resolved.empty()) out["resolved"] = {{"asked", asked.key}, {"how", resolved}};
     nlohmann::ordered_json fl = nlohmann::ordered_json::array();
     for (const auto& f : flavors) fl.push_back({{"name", f.name}, {"origin", std::string(origin_name(f.origin))}});
     out["flavors"] = fl;
@@ -155,6 +169,7 @@ int history(const Context& ctx, const HistoryArgs& args) {
   }
   std::vector<std::string> labels;
   for (const auto& f : flavors) labels.push_back(f.name + (f.origin == Origin::kImported ? " (imported)" : ""));
+  if (!resolved.empty()) std::printf("%s: %s\n", asked.key.c_str(), resolved.c_str());
   std::printf("%s\n\n%s", args.key.c_str(), history_table("target", labels, order, row_for).c_str());
   for (const auto& f : flavors)
     if (f.origin == Origin::kDescriptor) std::printf("\n%s: not measured on this host (see data/%s/column.json)\n", f.name.c_str(), f.name.c_str());

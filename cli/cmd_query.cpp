@@ -30,11 +30,23 @@ std::string detail(const Cell& c) {
   return s;
 }
 
-int query(const Context& ctx, const QueryArgs& args) {
+int query(const Context& ctx, const QueryArgs& asked) {
   auto store = ctx.open_store();
-  // A name outside the catalog: the census answers, marked as such.
-  if (!ctx.load_catalog().find(args.key) && query_census(ctx, *store, args.key, args.flavors, args.targets, args.json))
-    return kExitOk;
+  QueryArgs args = asked;
+  std::string resolved;  // how another spelling led to the key
+  if (!ctx.load_catalog().find(args.key)) {
+    // Any spelling of a key, its builtin or the intrinsic it poses exactly is that key; another intrinsic (or a
+    // builtin's) is answered by the censuses, marked as such.
+    auto r = resolve_name(ctx, *store, args.key);
+    if (r && r->kind == NameKind::kKey) {
+      resolved = r->how;
+      args.key = r->name;
+    } else {
+      std::string name = r ? r->name : args.key;
+      if (r && !r->how.empty() && !args.json) std::printf("%s: %s\n\n", asked.key.c_str(), r->how.c_str());
+      if (query_census(ctx, *store, name, args.flavors, args.targets, args.json)) return kExitOk;
+    }
+  }
   KeyCells kc = gather_key_cells(ctx, *store, args.key, args.flavors, args.targets);
   const auto& flavors = kc.flavors;
   const auto& order = kc.targets;
@@ -42,6 +54,7 @@ int query(const Context& ctx, const QueryArgs& args) {
   if (args.json) {
     nlohmann::ordered_json out;
     out["key"] = args.key;
+    if (!resolved.empty()) out["resolved"] = {{"asked", asked.key}, {"how", resolved}};
     nlohmann::ordered_json fl = nlohmann::ordered_json::object();
     for (const auto& f : flavors) {
       nlohmann::ordered_json col;
@@ -68,6 +81,7 @@ int query(const Context& ctx, const QueryArgs& args) {
     }
     table.add(row);
   }
+  if (!resolved.empty()) std::printf("%s: %s\n", asked.key.c_str(), resolved.c_str());
   std::printf("%s\n\n%s\n", args.key.c_str(), table.render().c_str());
   for (const auto& f : flavors) {
     auto column = kc.cells.find(f.name);

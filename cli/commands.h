@@ -5,6 +5,7 @@
 
 #include "cli/context.h"
 #include "db/rocke.h"
+#include "db/search.h"
 
 namespace archdb::cli {
 
@@ -24,6 +25,12 @@ void add_wgrad(CLI::App& app, Context& context, int& exit_code);  // the bundled
 void add_census(CLI::App& app, Context& context, int& exit_code);  // census, frontend, disagreements, findings
 void add_crosscheck(CLI::App& app, Context& context, int& exit_code);  // the census against LLVM's tests
 void add_catalog(CLI::App& app, Context& context, int& exit_code);  // catalog import (a peer's declarations)
+void add_search(CLI::App& app, Context& context, int& exit_code);
+
+// What `query` and `history` answer for a name that is not a catalog key (db/search.h NameIndex::resolve), and the
+// error for a name that resolves to nothing, naming what `archdb search` finds for it.
+std::optional<NameResolution> resolve_name(const Context& ctx, const Store& store, const std::string& name);
+std::string unknown_name_message(const Context& ctx, const Store& store, const std::string& name);
 
 // Shared by regen and bench: the catalog entries and targets a measurement covers.
 struct Scope {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "cli/commands.h"
 #include "db/history.h"
 #include "support/error.h"
 
@@ -36,12 +37,7 @@ KeyCells gather_key_cells(const Context& ctx, const Store& store, const std::str
     }
   if (seen.empty()) {
     Catalog catalog = ctx.load_catalog();
-    if (!catalog.find(key)) {
-      std::string near;
-      for (const auto& k : catalog.keys())
-        if (k.find(key) != std::string::npos) near += (near.empty() ? "" : ", ") + k;
-      throw usage_error("unknown key '" + key + "'" + (near.empty() ? "" : " (did you mean: " + near + ")"));
-    }
+    if (!catalog.find(key)) throw usage_error(unknown_name_message(ctx, store, key));
     throw usage_error("key '" + key + "' has no cells in the database yet (run `archdb regen`)");
   }
   for (const auto& t : only_targets)

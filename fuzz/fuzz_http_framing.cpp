@@ -1,12 +1,13 @@
 // fuzz/fuzz_http_framing.cpp — libFuzzer harness for the request framing of `archdb serve`: scan_request
 // (service/reception.h), which decides from the bytes a connection has sent so far where its request ends
-// (request line, header lines, a Content-Length body; chunked and other framings are left to the worker).
-// It throws nothing, so the harness holds it to its contract instead, under the default limits and under
-// tight ones (so that the header-section and body limits are reached by short inputs):
-//   - a complete request's head lies within the bytes, and `wanted` is the head plus at most max_body;
-//   - the verdict is a function of the request's own bytes: scanning only the head of a complete request gives
-//     the same head and `wanted`, and any verdict but "incomplete" stays the same when more bytes arrive (the
-//     reception scans again after every read).
+// (request line, header lines, a Content-Length body, a chunked body with its framing; other framings are
+// left to the worker). It throws nothing, so the harness holds it to its contract instead, under the default
+// limits and under tight ones (so that the header-section and body limits are reached by short inputs):
+//   - a complete request's head lies within the bytes, and `wanted` is the head plus at most max_body (a
+//     chunked body: the head, or the end of the whole body, which lies within the bytes);
+//   - the verdict is a function of the request's own bytes: scanning only the head of a complete request (with
+//     a chunked body, the head and the whole body) gives the same head and `wanted`, and any verdict but "incomplete"
+//     stays the same when more bytes arrive (the reception scans again after every read).
 // A finding: a broken invariant (reported, then abort), any exception, a crash, an ASan report, a hang or a
 // leak. Seeds: a handful of valid, partial, pipelined and refused HTTP/1.1 requests.
 #include <cstddef>
@@ -35,11 +36,20 @@ void check_framing(std::string_view bytes, const Limits& limits) {
   const RequestScan scan = scan_request(bytes, limits);
   if (scan.kind == RequestScan::kComplete) {
     require(scan.head > 0 && scan.head <= bytes.size(), "a complete request's head lies within the bytes", limits);
-    require(scan.wanted >= scan.head && scan.wanted - scan.head <= limits.max_body,
-            "wanted is the head plus a body within max_body", limits);
-    const RequestScan head_only = scan_request(bytes.substr(0, scan.head), limits);
-    require(head_only.kind == RequestScan::kComplete && head_only.head == scan.head && head_only.wanted == scan.wanted,
-            "the head alone frames the request as the whole bytes do", limits);
+    if (scan.chunked) {
+      require(scan.wanted >= scan.head && scan.wanted <= bytes.size(), "a chunked request's end lies within the bytes",
+              limits);
+    } else {
+      require(scan.wanted >= scan.head && scan.wanted - scan.head <= limits.max_body,
+              "wanted is the head plus a body within max_body", limits);
+    }
+    // (A chunked body left to the worker, `wanted` the head, was judged from body bytes past the head.)
+    if (!scan.chunked || scan.wanted > scan.head) {
+      const size_t own = scan.chunked ? scan.wanted : scan.head;
+      const RequestScan head_only = scan_request(bytes.substr(0, own), limits);
+      require(head_only.kind == RequestScan::kComplete && head_only.head == scan.head && head_only.wanted == scan.wanted,
+              "the head alone (with a chunked body, head and body) frames the request as the whole bytes do", limits);
+    }
   }
   if (scan.kind != RequestScan::kIncomplete) {
     std::string more(bytes);

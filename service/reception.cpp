@@ -26,6 +26,9 @@ constexpr size_t kCloseDrainMax = 1u << 20;
 // Bodies waited for across all connections: past this, a connection goes to a worker once its head is in.
 constexpr size_t kBufferBudget = 64u << 20;
 
+constexpr const char* kBareLf = "a line ends without CR LF";
+constexpr const char* kBareLfInChunks = "the chunked body's framing: a line ends without CR LF";
+
 bool starts_with_ci(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i)
@@ -54,6 +57,69 @@ std::optional<size_t> plain_length(std::string_view v, size_t max) {
 
 }  // namespace
 
+// A chunked body after a complete head (scan.head): its framing must end every line in CR LF, or what follows
+// it on the connection is not known to be the next request (cpp-httplib reads a bare LF as a line end, and the
+// stray bytes after it were answered as a second request). The request is complete (`wanted` its end) once the
+// whole body is here, incomplete until then; framing with a bare LF is kMalformed. A body whose data passes the
+// limit, a line past kHeaderLineMax, trailers past max_head, or a chunk size this scan cannot read is left to the
+// worker (complete, `wanted` the head), which refuses it with 413, 431 or 400 as it reads. Each verdict but
+// incomplete depends only on bytes already seen, so more bytes never change it.
+static void scan_chunked_body(std::string_view bytes, const Limits& limits, RequestScan& scan) {
+  const size_t head = scan.head;
+  auto to_worker = [&] {
+    scan.kind = RequestScan::kComplete;
+    scan.wanted = head;
+  };
+  auto malformed = [&] {
+    scan.kind = RequestScan::kMalformed;
+    scan.why = kBareLfInChunks;
+  };
+  // The line at `at`: 1 with `line` set (without its CR LF), 0 not all here yet, -1 a bare LF; a line longer
+  // than `max` (with its line end) is 2, whether it has ended or not.
+  auto line_at = [&](size_t at, size_t max, std::string_view& line) -> int {
+    size_t end = bytes.find('\n', at);
+    size_t length = (end == std::string_view::npos ? bytes.size() : end + 1) - at;
+    if (length > max) return 2;
+    if (end == std::string_view::npos) return 0;
+    if (end == at || bytes[end - 1] != '\r') return -1;
+    line = bytes.substr(at, end - 1 - at);
+    return 1;
+  };
+  scan.kind = RequestScan::kIncomplete;
+  size_t p = head, total = 0;
+  for (;;) {
+    std::string_view line;
+    int got = line_at(p, kHeaderLineMax, line);
+    if (got == 2) return to_worker();
+    if (got < 0) return malformed();
+    if (got == 0) return;
+    p += line.size() + 2;
+    std::string_view digits = line.substr(0, line.find(';'));
+    while (!digits.empty() && (digits.back() == ' ' || digits.back() == '\t')) digits.remove_suffix(1);
+    if (digits.empty() || digits.size() > 15 || digits.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
+      return to_worker();
+    size_t size = std::stoull(std::string(digits), nullptr, 16);
+    if (size == 0) break;
+    total += size;
+    if (total > limits.max_body) return to_worker();
+    if (bytes.size() < p + size + 2) return;
+    if (bytes[p + size] != '\r' || bytes[p + size + 1] != '\n') return malformed();
+    p += size + 2;
+  }
+  const size_t trailers = p;
+  for (;;) {  // trailer fields, then the empty line
+    std::string_view line;
+    int got = line_at(p, limits.max_head + 2 - std::min(limits.max_head + 2, p - trailers), line);
+    if (got == 2) return to_worker();
+    if (got < 0) return malformed();
+    if (got == 0) return;
+    p += line.size() + 2;
+    if (line.empty()) break;
+  }
+  scan.kind = RequestScan::kComplete;
+  scan.wanted = p;
+}
+
 RequestScan scan_request(std::string_view bytes, const Limits& limits) {
   RequestScan scan;
   size_t line_end = bytes.find('\n');
@@ -63,6 +129,7 @@ RequestScan scan_request(std::string_view bytes, const Limits& limits) {
   }
   if (line_end == 0 || bytes[line_end - 1] != '\r') {
     scan.kind = RequestScan::kMalformed;
+    scan.why = kBareLf;
     return scan;
   }
   if (line_end + 1 > kRequestLineMax) {
@@ -72,7 +139,9 @@ RequestScan scan_request(std::string_view bytes, const Limits& limits) {
   const size_t headers_start = line_end + 1;
   size_t pos = headers_start;
   size_t body = 0;
-  bool waits_for_continue = false;
+  bool waits_for_continue = false, has_length = false;
+  int hosts = 0, origins = 0;
+  int chunked = 0;  // Transfer-Encoding headers that say exactly "chunked" (any other is the worker's 501)
   for (;;) {
     size_t end = bytes.find('\n', pos);
     size_t line_size = (end == std::string_view::npos ? bytes.size() : end + 1) - pos;
@@ -84,13 +153,31 @@ RequestScan scan_request(std::string_view bytes, const Limits& limits) {
     if (end == std::string_view::npos) return scan;  // incomplete
     if (end == pos || bytes[end - 1] != '\r') {
       scan.kind = RequestScan::kMalformed;
+      scan.why = kBareLf;
       return scan;
     }
     std::string_view line = bytes.substr(pos, end - 1 - pos);
     pos = end + 1;
     if (line.empty()) break;
     if (starts_with_ci(line, "content-length:")) {
+      has_length = true;
       if (auto n = plain_length(line.substr(15), limits.max_body)) body = *n;
+    } else if (starts_with_ci(line, "transfer-encoding:")) {
+      std::string_view coding = trim(line.substr(18));
+      chunked += coding.size() == 7 && starts_with_ci(coding, "chunked") ? 1 : 2;
+    } else if (starts_with_ci(line, "host:") || starts_with_ci(line, "origin:")) {
+      // Whom a request is for, and from: said twice or empty, which one counts is ambiguous.
+      bool host = starts_with_ci(line, "host:");
+      if ((host ? hosts : origins)++) {
+        scan.kind = RequestScan::kMalformed;
+        scan.why = host ? "Host given more than once" : "Origin given more than once";
+        return scan;
+      }
+      if (trim(line.substr(host ? 5 : 7)).empty()) {
+        scan.kind = RequestScan::kMalformed;
+        scan.why = host ? "an empty Host header" : "an empty Origin header";
+        return scan;
+      }
     } else if (starts_with_ci(line, "expect:")) {
       waits_for_continue = true;  // the body comes after "100 Continue", which the worker sends
     }
@@ -98,7 +185,15 @@ RequestScan scan_request(std::string_view bytes, const Limits& limits) {
   scan.kind = RequestScan::kComplete;
   scan.head = pos;
   scan.wanted = pos + (waits_for_continue ? 0 : body);
+  if (chunked == 1 && !has_length && !waits_for_continue) {
+    scan.chunked = true;
+    scan_chunked_body(bytes, limits, scan);
+  }
   return scan;
+}
+
+std::string malformed_message(const RequestScan& scan) {
+  return std::string("malformed HTTP request (") + (*scan.why ? scan.why : kBareLf) + ")";
 }
 
 std::string request_timeout_message(const Limits& limits) {
@@ -200,7 +295,7 @@ void Reception::evaluate(std::vector<Held>& held, bool draining) {
           }
           break;
         case RequestScan::kMalformed:
-          reply_and_close(h, 400, "malformed HTTP request (a line ends without CR LF)");
+          reply_and_close(h, 400, malformed_message(scan));
           break;
         case RequestScan::kUriTooLong:
           reply_and_close(h, 414, "request URI too long (the limit is 8192 bytes)");
@@ -209,6 +304,14 @@ void Reception::evaluate(std::vector<Held>& held, bool draining) {
           reply_and_close(h, 431, head_too_large_message(limits_));
           break;
         case RequestScan::kIncomplete:
+          // A chunked body still arriving goes to a worker, as a Content-Length one does, once the bodies
+          // waited for pass the budget.
+          if (scan.chunked && buffered > kBufferBudget) {
+            buffered -= std::min(buffered, h.c.buffered.size());
+            dispatch_(std::move(h.c));
+            h.c.sock = -1;
+            done = true;
+          }
           break;
       }
       if (!done && !h.closing) {

@@ -41,17 +41,24 @@ struct RequestScan {
   enum Kind {
     kIncomplete,    // the head has not ended yet (or the Content-Length body has not arrived)
     kComplete,      // `wanted` bytes (head and Content-Length body) are what the request needs
-    kMalformed,     // a line ends in a bare LF: 400
+    kMalformed,     // a line ends in a bare LF (the head's, or a chunked body's), Host or Origin twice or empty: 400
     kUriTooLong,    // 414
     kHeadTooLarge,  // a header line over kHeaderLineMax or the header section over Limits::max_head: 431
   };
   Kind kind = kIncomplete;
+  const char* why = "";  // kMalformed: what is wrong, for malformed_message
   size_t head = 0;    // bytes of the request line and headers, with the empty line (once known)
-  size_t wanted = 0;  // head plus the body the request announces with Content-Length (when ≤ max_body)
+  size_t wanted = 0;  // head plus the body the request announces with Content-Length (when ≤ max_body), or
+                      // plus its whole chunked body
+  bool chunked = false;  // the head announces a chunked body (`head` is set even while it is incomplete)
 };
 // `wanted` counts a Content-Length body only when it is a plain number within the body limit and the client
-// does not wait for "100 Continue": any other framing is judged (400, 413, 501) by the worker, at once.
+// does not wait for "100 Continue"; a chunked body is waited for whole and its framing checked (a bare LF is
+// kMalformed) while its data stays within the body limit; any other framing is judged (400, 413, 501) by the
+// worker, at once.
 RequestScan scan_request(std::string_view bytes, const Limits& limits);
+// The 400's message for a kMalformed scan, the reception's and the workers' alike.
+std::string malformed_message(const RequestScan& scan);
 
 // A complete HTTP/1.1 response with the service's JSON error body, ending its connection.
 std::string error_response(int status, const std::string& message);

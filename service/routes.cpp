@@ -280,12 +280,20 @@ Api::Api(SnapshotSource& source, std::shared_ptr<const Schema> schema, const Sto
   std::error_code ec;
   if (!fs::is_regular_file(fs::path(web_dir) / "index.html", ec))
     throw usage_error("web folder '" + web_dir + "' has no index.html (give the page's folder with --web DIR)");
-  // The page is a handful of files, read once: a request never opens a file, so no path can reach
-  // outside this folder.
+  // The page is a handful of files, read once: a request never opens a file, and a file that is a link
+  // reaching outside this folder is refused here, so nothing served comes from elsewhere.
+  const fs::path folder = fs::canonical(web_dir, ec);
   for (const auto& entry : fs::directory_iterator(web_dir)) {
     if (!entry.is_regular_file()) continue;
     std::string name = entry.path().filename().string();
     if (name.empty() || name[0] == '.') continue;
+    if (entry.is_symlink()) {
+      fs::path real = fs::canonical(entry.path(), ec);
+      if (ec || real.parent_path() != folder)
+        throw usage_error("web folder '" + web_dir + "': '" + name + "' links outside the folder (to " +
+                          (ec ? std::string("a path that cannot be resolved") : real.string()) +
+                          "); the page's files are served from the folder itself");
+    }
     WebFile f;
     f.body = read_file(entry.path());
     f.content_type = content_type_for(name);
@@ -401,6 +409,7 @@ Reply Api::api(const Request& r, const std::vector<std::string>& s) const {
   if (head == "flavors" && n <= 2) return only_get(), flavors(r, n == 2 ? s[1] : "");
   if (head == "targets" && n == 1) return only_get(), targets(r);
   if (head == "keys" && n == 1) return only_get(), keys(r);
+  if (head == "search" && n == 1) return only_get(), search(r);
   if (head == "cells" && n == 4) return only_get(), cell(r, s[1], s[2], s[3]);
   if (head == "matrix" && n == 1) return only_get(), matrix(r);
   if (head == "history" && n == 2) return only_get(), history(r, s[1]);
@@ -452,9 +461,12 @@ Reply Api::index() const {
   add("GET", "/v1/flavors/{flavor}", "one column");
   add("GET", "/v1/targets", "targets with their family and the flavors that have cells for them [flavor]");
   add("GET", "/v1/keys", "decl keys, searchable [q, flavor, limit, offset]");
-  add("GET", "/v1/cells/{flavor}/{key}/{target}", "one cell: status, lowered_to or evidence");
+  add("GET", "/v1/search", "catalog keys, intrinsics, builtins and instruction mnemonics by any spelling, ranked, each "
+      "with what it leads to and the command that answers it [q (required), limit]");
+  add("GET", "/v1/cells/{flavor}/{key}/{target}", "one cell: status, lowered_to or evidence (the key in any spelling: "
+      "its builtin, the intrinsic it poses)");
   add("GET", "/v1/matrix", "keys by targets for a flavor [flavor (required), q, keys, targets, family, status, detail, limit, offset]");
-  add("GET", "/v1/history/{key}", "a key across flavors, per target, with a summary [targets]");
+  add("GET", "/v1/history/{key}", "a key (in any spelling) across flavors, per target, with a summary [targets]");
   add("GET", "/v1/intrinsics/{flavor}/{name}", "an llvm.amdgcn.* intrinsic (or one instantiation) on every processor of "
       "the flavor's census: ok where any instantiation lowers, naming it; refused only where every one is; the "
       "instantiations listed [targets]");
@@ -564,12 +576,45 @@ Reply Api::keys(const Request& r) const {
   return json_reply(j, snap);
 }
 
-Reply Api::cell(const Request& r, const std::string& flavor, const std::string& key, const std::string& named) const {
+Reply Api::search(const Request& r) const {
+  Params p(r.query);
+  p.allow({"q", "limit"}, {});
+  auto q = p.get("q");
+  if (!q || normalize_name(*q).empty()) fail(400, "parameter 'q' is required: a name or part of one");
+  size_t limit = p.number("limit", 20);
+  auto snap = source_.current();
+  size_t total = 0;
+  auto hits = snap->names->search(*q, limit, &total);
+  return json_reply(name_hits_json(*q, hits, total), snap);
+}
+
+// The catalog key `name` stands for (db/search.h NameIndex::resolve, as `archdb query` reads it); `name` itself
+// where it is a key of some column or resolves to none. `how` receives the resolution's reason.
+static std::string key_for(const Snapshot& snap, const Schema& schema, const std::string& name, std::string& how) {
+  if (schema.catalog.find(name)) return name;
+  for (const auto& f : snap.flavors)
+    if (std::binary_search(f->keys.begin(), f->keys.end(), name)) return name;
+  auto r = snap.names->resolve(name);
+  if (!r) return name;
+  if (r->kind != NameKind::kKey)
+    fail(404, "'" + name + "' is not a catalog key; the censuses answer " + r->name + ": GET /v1/intrinsics/{flavor}/" +
+                  r->name);
+  how = r->how;
+  return r->name;
+}
+
+Reply Api::cell(const Request& r, const std::string& flavor, const std::string& named_key, const std::string& named) const {
   Params(r.query).allow({}, {});
   const std::string target = canonical_target(named);
   auto snap = source_.current();
   const FlavorData& f = need_flavor(*snap, flavor);
-  if (const Cell* c = f.find(key, target)) return json_reply(cell_json(f, *c), snap);
+  std::string how;
+  const std::string key = key_for(*snap, *schema_, named_key, how);
+  if (const Cell* c = f.find(key, target)) {
+    json j = cell_json(f, *c);
+    if (!how.empty()) j["resolved"] = {{"asked", named_key}, {"how", how}};
+    return json_reply(j, snap);
+  }
   if (f.cells.empty()) fail(404, no_cells_reason(f));
   if (!std::binary_search(f.keys.begin(), f.keys.end(), key))
     fail(404, unknown_key_message(*schema_, key) + " in " + flavor);
@@ -691,10 +736,12 @@ Reply Api::matrix(const Request& r) const {
   return json_reply(j, snap);
 }
 
-Reply Api::history(const Request& r, const std::string& key) const {
+Reply Api::history(const Request& r, const std::string& named_key) const {
   Params p(r.query);
   p.allow({}, {"targets"});
   auto snap = source_.current();
+  std::string how;
+  const std::string key = key_for(*snap, *schema_, named_key, how);
   // The same document as `archdb history KEY --json`, from the shared history logic (db/history.h).
   std::set<std::string> seen;
   for (const auto& f : snap->flavors) {
@@ -716,6 +763,7 @@ Reply Api::history(const Request& r, const std::string& key) const {
   }
   json out;
   out["key"] = key;
+  if (!how.empty()) out["resolved"] = {{"asked", named_key}, {"how", how}};
   json fl = json::array();
   for (const auto& f : snap->flavors) fl.push_back({{"name", f->row.name}, {"origin", std::string(origin_name(f->row.origin))}});
   out["flavors"] = fl;

@@ -89,6 +89,7 @@ class Api {
   Reply flavors(const Request& r, const std::string& one) const;
   Reply targets(const Request& r) const;
   Reply keys(const Request& r) const;
+  Reply search(const Request& r) const;
   Reply cell(const Request& r, const std::string& flavor, const std::string& key, const std::string& target) const;
   Reply matrix(const Request& r) const;
   Reply history(const Request& r, const std::string& key) const;

@@ -403,7 +403,7 @@ class HttpServer : public httplib::Server {
         if (refused) {
           write_all(strm, error_response(refused, refused == 431 ? head_too_large_message(limits_)
                                                   : refused == 414 ? generic_message(414, {}, limits_)
-                                                                   : "malformed HTTP request (a line ends without CR LF)"));
+                                                                   : malformed_message(scan_request(strm.unread(), limits_))));
           break;
         }
         if (strm.unread().empty() && peer_gone(c.sock)) break;

@@ -143,6 +143,7 @@ std::shared_ptr<const Snapshot> load_snapshot(Store& store, const Schema& schema
     fd->row = std::move(row);
     snap->flavors.push_back(std::move(fd));
   }
+  snap->names = std::make_shared<const NameIndex>(NameIndex::build(schema.catalog, store));
   tx.commit();
   snap->etag = "W/\"" + digest_hex(fingerprint) + "\"";
   snap->load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

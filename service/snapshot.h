@@ -20,6 +20,7 @@
 
 #include "checker/checker.h"
 #include "db/column.h"
+#include "db/search.h"
 #include "db/store.h"
 #include "schema/catalog.h"
 #include "schema/targets.h"
@@ -49,6 +50,7 @@ struct Snapshot {
   std::string loaded_at;           // UTC, ISO 8601
   double load_ms = 0;              // how long reading it took
   std::vector<std::shared_ptr<const FlavorData>> flavors;  // by LLVM major, imported ones last
+  std::shared_ptr<const NameIndex> names;  // every name of the catalog, columns, censuses and front ends (search)
 
   const FlavorData* flavor(const std::string& name) const;
   std::vector<std::string> flavor_names() const;

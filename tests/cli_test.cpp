@@ -180,7 +180,10 @@ TEST(Cli, QueryShowsTargetsByFlavorsAndJson) {
   EXPECT_EQ(json.out.find("gfx1201"), std::string::npos) << json.out;
   auto unknown = run_archdb(ws.args({"query", "mfma.f32.4x4x4bf16"}));
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.err.find("did you mean: mfma.f32.4x4x4bf16.1k"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("unknown name 'mfma.f32.4x4x4bf16'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("`archdb search mfma.f32.4x4x4bf16` finds"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("mfma.f32.4x4x4bf16.1k (key)"), std::string::npos) << unknown.err;
+  EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1) << unknown.err;
 }
 
 TEST(Cli, ExportThenImportRoundTrips) {

@@ -606,6 +606,47 @@ TEST_F(Service, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
     expect_closing_headers(response);
     EXPECT_TRUE(closed);
   }
+  // Whom a request is for, and from, said twice or empty: which one counts is ambiguous.
+  for (std::string headers : {"Host: 127.0.0.1\r\nHost: 127.0.0.1\r\n", "Host: \r\n",
+                              "Host: 127.0.0.1\r\nOrigin: http://127.0.0.1:1\r\nOrigin: http://127.0.0.1:1\r\n",
+                              "Host: 127.0.0.1\r\nOrigin:\r\n"}) {
+    RawConnection raw(server_->port());
+    raw.send("GET /v1/status HTTP/1.1\r\n" + headers + "\r\n");
+    bool closed = false;
+    std::string response = raw.read_all(std::chrono::seconds(5), &closed);
+    EXPECT_EQ(response.rfind("HTTP/1.1 400", 0), 0u) << headers << response;
+    EXPECT_TRUE(response.find("given more than once") != std::string::npos ||
+                response.find("an empty ") != std::string::npos) << response;
+    EXPECT_TRUE(closed) << headers;
+  }
+  // A chunked body framed with bare LFs is one 400 and the end of the connection, never an answer and then a
+  // second one to the bytes after it.
+  {
+    const std::string body = R"({"flavor":"llvm22","target":"gfx90a","keys":["s.sleep"]})";
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", body.size());
+    for (std::string framing : {std::string(size) + "\n" + body + "\n0\n\n", std::string(size) + "\r\n" + body + "\n0\r\n\r\n",
+                                std::string(size) + "\r\n" + body + "\r\n0\r\n\n"}) {
+      RawConnection raw(server_->port());
+      raw.send("POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n" + framing);
+      bool closed = false;
+      std::string response = raw.read_all(std::chrono::seconds(5), &closed);
+      EXPECT_EQ(response.rfind("HTTP/1.1 400", 0), 0u) << response;
+      EXPECT_EQ(response.find("HTTP/1.1", 1), std::string::npos) << "two responses: " << response;
+      EXPECT_TRUE(closed);
+    }
+    // Framed with CR LF, the same request is answered, and the connection serves the next one.
+    RawConnection raw(server_->port());
+    std::string request = "POST /v1/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                          "Transfer-Encoding: chunked\r\n\r\n" + std::string(size) + "\r\n" + body + "\r\n0\r\n\r\n";
+    raw.send(request + "GET /v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    std::string response = raw.read_all(std::chrono::seconds(5));
+    EXPECT_EQ(response.rfind("HTTP/1.1 200", 0), 0u) << response;
+    size_t second = response.find("HTTP/1.1", 1);
+    ASSERT_NE(second, std::string::npos) << response;
+    EXPECT_EQ(response.compare(second, 12, "HTTP/1.1 200"), 0) << response.substr(second);
+  }
   {
     RawConnection raw(server_->port());
     raw.send("GET /v1/" + std::string(9000, 'a') + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
@@ -1033,6 +1074,45 @@ TEST(ServiceCensus, AnIntrinsicIsAnsweredOverItsInstantiations) {
   EXPECT_EQ(server.stop(), 0) << server.err();
 }
 
+// /v1/search finds any spelling of a name as `archdb search` does (one JSON form), and the key routes take any
+// spelling of a key, saying how they read it; a name the censuses answer points at /v1/intrinsics.
+TEST(ServiceSearch, AnySpellingIsFoundAndResolvedAsTheCommandLineDoes) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db);
+  auto c = server.client();
+  auto r = c.Get("/v1/search?q=__builtin_amdgcn_mfma_f32_4x4x4bf16_1k&limit=2");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  json j = json::parse(r->body);
+  auto cli = test::run_archdb({"--db", db.string(), "search", "__builtin_amdgcn_mfma_f32_4x4x4bf16_1k", "--json", "--limit", "2"});
+  ASSERT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(j, json::parse(cli.out)) << "the service and the command line answer alike";
+  EXPECT_EQ(j["hits"].size(), 2u);
+  EXPECT_EQ(j["hits"][0]["name"], "mfma.f32.4x4x4bf16.1k");
+
+  auto cell = c.Get("/v1/cells/llvm22/__builtin_amdgcn_permlane64/gfx90a");
+  ASSERT_TRUE(cell);
+  ASSERT_EQ(cell->status, 200) << cell->body;
+  EXPECT_EQ(json::parse(cell->body)["key"], "amdgcn.permlane64");
+  EXPECT_EQ(json::parse(cell->body)["resolved"]["asked"], "__builtin_amdgcn_permlane64");
+  auto history = c.Get("/v1/history/llvm.amdgcn.permlane64?targets=gfx90a");
+  ASSERT_TRUE(history);
+  ASSERT_EQ(history->status, 200) << history->body;
+  EXPECT_EQ(json::parse(history->body)["key"], "amdgcn.permlane64");
+  auto census = c.Get("/v1/history/s_sleep_var");
+  ASSERT_TRUE(census);
+  EXPECT_EQ(census->status, 404);
+  EXPECT_NE(json::parse(census->body)["message"].get<std::string>().find("GET /v1/intrinsics/{flavor}/llvm.amdgcn.s.sleep.var"),
+            std::string::npos) << census->body;
+  for (const char* bad : {"/v1/search", "/v1/search?q=", "/v1/search?q=x&limit=-1", "/v1/search?q=x&page=2"}) {
+    auto b = c.Get(bad);
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->status, 400) << bad << ": " << b->body;
+  }
+  EXPECT_EQ(server.stop(), 0) << server.err();
+}
+
 // A database the service cannot read again (here a census cell that is not a cell): it keeps serving the last
 // whole snapshot and says why in /v1/status, naming the database by its file name only.
 TEST(ServiceCensus, AnUnreadableReloadKeepsTheLastSnapshot) {
@@ -1169,6 +1249,27 @@ TEST(ServiceLifecycle, WebOverridesThePageFolder) {
   auto c = server.client();
   EXPECT_NE(c.Get("/")->body.find("another page"), std::string::npos);
   EXPECT_EQ(c.Get("/app.js")->status, 404);
+}
+
+// A page folder whose file is a link out of it is refused at start (nothing served comes from elsewhere); a link
+// to a file inside it is served.
+TEST(ServiceLifecycle, WebRefusesAFileThatLinksOutOfItsFolder) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  test::write(dir / "web/index.html", "<!doctype html><title>page</title>");
+  test::write(dir / "secret.txt", "not for the page");
+  fs::create_symlink(dir / "web/index.html", dir / "web/home.html");
+  {
+    ServerProcess inside(db, {"--web", (dir / "web").string()});
+    auto c = inside.client();
+    EXPECT_NE(c.Get("/home.html")->body.find("<title>page</title>"), std::string::npos);
+  }
+  fs::create_symlink(dir / "secret.txt", dir / "web/notes.txt");
+  auto r = test::run_archdb({"--db", db.string(), "serve", "--port", "0", "--web", (dir / "web").string()});
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("'notes.txt' links outside the folder"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_EQ(r.out.find("listening"), std::string::npos);
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // key and one column per target (grouped by family), filters rows as you type, shows a cell's evidence and
 // lowered_to on click (/v1/cells, /v1/history), and the diff of two flavors (/v1/diff). A filter that names an
 // llvm.amdgcn.* intrinsic (prefix and types optional) also shows the census's answer for it on every processor,
-// weighed over its instantiations (/v1/intrinsics). Plain browser
+// weighed over its instantiations (/v1/intrinsics); any spelling of a name (a builtin, an instruction, a key) is
+// looked up in /v1/search: its hits are listed, the keys it names exactly shown as rows, the intrinsic it leads to
+// answered as above. Plain browser
 // JavaScript, no build step, no third-party code. The view is kept in the URL's #fragment, so it can be
 // linked: #flavor=llvm22&q=mfma, #view=diff&from=llvm22&to=llvm23.
 'use strict';
@@ -247,7 +249,7 @@
     let shown = 0;
     const counts = {};
     for (const tr of rows) {
-      let visible = textMatches(tr.dataset.key, tr.dataset.intrinsic);
+      let visible = textMatches(tr.dataset.key, tr.dataset.intrinsic) || found.keys.has(tr.dataset.key);
       const cells = tr.querySelectorAll('td.cell[data-status]');
       if (visible && state.statuses.size) visible = [...cells].some((td) => state.statuses.has(td.dataset.status));
       tr.classList.toggle('hidden', !visible);
@@ -262,19 +264,55 @@
     showIntrinsic();
   }
 
+  // --- any spelling in the filter: what /v1/search says it names (a builtin, a mnemonic, llvm.amdgcn.x) ---------
+  // `keys`: the rows a name stands for exactly; `intrinsic`: the intrinsic it names or leads to.
+  let found = { term: '', keys: new Set(), intrinsic: '' };
+  let searchAsked = 0;
+  async function searchFilter() {
+    const t = terms();
+    const ask = ++searchAsked;
+    if (t.length !== 1) { found = { term: '', keys: new Set(), intrinsic: '' }; return; }
+    let res;
+    try {
+      res = await api(`/v1/search?q=${enc(t[0])}&limit=12`);
+    } catch (e) {
+      return;
+    }
+    if (ask !== searchAsked) return;
+    const exact = res.hits.filter((h) => h.match === 'exact' || h.match === 'instantiation');
+    const keys = new Set();
+    let intrinsic = '';
+    for (const h of exact) {
+      if (h.kind === 'key') keys.add(h.name);
+      if (h.kind === 'intrinsic' && !intrinsic) intrinsic = h.name;
+      for (const m of h.means) {
+        if (matrix && matrix.rows.some((r) => r.key === m)) keys.add(m);
+        else if (!intrinsic && m.startsWith('llvm.amdgcn.')) intrinsic = m;
+      }
+    }
+    found = { term: t[0], keys, intrinsic };
+    const list = $('names');
+    list.replaceChildren(...res.hits.map((h) => el('li', { 'data-kind': h.kind, 'data-name': h.name },
+      el('span', { class: 'kind', text: h.kind }), ' ', el('code', { text: h.name }),
+      h.means.length ? el('span', { class: 'via', text: ` → ${h.means.slice(0, 3).join(', ')}` }) : null)));
+    list.hidden = res.hits.length === 0;
+    applyMatrixFilter();
+  }
+
   // --- an intrinsic named in the filter: the census's answer per processor ------------------------------------
   let intrinsicAsked = 0;  // the latest question: an older answer arriving late is dropped
   async function showIntrinsic() {
     const box = $('intrinsic');
     const t = terms();
     const ask = ++intrinsicAsked;
-    if (state.view !== 'matrix' || !state.flavor || t.length !== 1 || !/^[a-z0-9_.]+\.[a-z0-9_.]+$/.test(t[0])) {
+    const name = t.length === 1 && found.term === t[0] && found.intrinsic ? found.intrinsic : t[0];
+    if (state.view !== 'matrix' || !state.flavor || t.length !== 1 || !/^[a-z0-9_.]+\.[a-z0-9_.]+$/.test(name)) {
       box.hidden = true;
       return;
     }
     let answer;
     try {
-      answer = await api(`/v1/intrinsics/${enc(state.flavor)}/${enc(t[0])}`);
+      answer = await api(`/v1/intrinsics/${enc(state.flavor)}/${enc(name)}`);
     } catch (e) {
       if (ask === intrinsicAsked) box.hidden = true;  // not an intrinsic of this census: the rows say enough
       return;
@@ -318,6 +356,7 @@
     showProvenance(flavors.find((f) => f.name === state.flavor));
     renderFamilies();
     renderMatrix();
+    searchFilter();
     if (matrix.note) say(matrix.note);
   }
 
@@ -452,7 +491,8 @@
       timer = setTimeout(() => {
         state.q = e.target.value.trim();
         writeHash();
-        if (state.view === 'matrix') applyMatrixFilter(); else renderDiff();
+        found = { term: '', keys: new Set(), intrinsic: '' };
+        if (state.view === 'matrix') { applyMatrixFilter(); searchFilter(); } else { renderDiff(); }
       }, 60);
     });
     $('group').addEventListener('change', (e) => { state.group = e.target.checked; writeHash(); renderMatrix(); });

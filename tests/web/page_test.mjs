@@ -162,6 +162,23 @@ test('a filter that names an intrinsic shows the census answer per processor, we
   await page.fill('#filter', '');
 });
 
+test('a builtin or an instruction typed in the filter is found by /v1/search: its key as a row, its intrinsic answered', async () => {
+  await open('flavor=llvm22');
+  // HIP's spelling of a key: no key or intrinsic contains it, the search resolves it to the key's row.
+  await page.fill('#filter', '__builtin_amdgcn_mfma_f32_4x4x4bf16_1k');
+  await page.waitForFunction(() => document.querySelectorAll('#matrix tbody tr:not(.hidden)').length === 1);
+  assert.ok(!(await page.locator('#matrix tbody tr[data-key="mfma.f32.4x4x4bf16.1k"]').evaluate((e) => e.classList.contains('hidden'))));
+  await page.waitForSelector('#names:not([hidden]) li[data-kind="builtin"][data-name="__builtin_amdgcn_mfma_f32_4x4x4bf16_1k"]');
+  // An instruction mnemonic no key poses: the census answers the intrinsic that lowers to it.
+  await page.fill('#filter', 's_sleep_var');
+  await page.waitForFunction(() => /^llvm\.amdgcn\.s\.sleep\.var in the llvm22 census/.test(
+    document.querySelector('#intrinsic:not([hidden]) h2')?.textContent || ''));
+  const ok = page.locator('#intrinsic li[data-status="ok"]');
+  assert.ok((await ok.getAttribute('data-processors')).split(',').includes('gfx1250'));
+  assert.ok(await page.locator('#names li[data-kind="mnemonic"][data-name="s_sleep_var"]').count() === 1);
+  await page.fill('#filter', '');
+});
+
 test('clicking a cell shows its evidence; an ok cell shows what it lowered to', async () => {
   await open('flavor=llvm22');
   await cell(KEY, 'gfx1201').click();
