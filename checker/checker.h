@@ -211,9 +211,4 @@ std::vector<std::string> manifest_drift(const std::vector<std::string>& ir_intri
                                         const std::vector<std::string>& manifest_keys, const ColumnIndex& column,
                                         const Catalog& catalog);
 
-// "clang version 22.1.8" / "LLVM version 22.1.8" in a compiler's --version text -> "llvm22".
-std::optional<std::string> flavor_from_version_text(const std::string& text);
-// Runs `compiler --version` (no shell) and derives the flavor; throws usage_error naming the compiler.
-std::string flavor_of_compiler(const std::string& compiler);
-
 }  // namespace archdb

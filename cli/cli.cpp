@@ -115,6 +115,8 @@ int run(int argc, char** argv) {
 
   add_regen(app, context, exit_code);
   add_coverage(app, context, exit_code);
+  add_census(app, context, exit_code);
+#ifndef ARCHDB_MEASURE_ONLY
   add_query(app, context, exit_code);
   add_search(app, context, exit_code);
   add_transfer(app, context, exit_code);
@@ -128,9 +130,9 @@ int run(int argc, char** argv) {
 #endif
   add_code_object(app, context, exit_code);
   add_wgrad(app, context, exit_code);
-  add_census(app, context, exit_code);
   add_crosscheck(app, context, exit_code);
   add_catalog(app, context, exit_code);
+#endif
 
   if (std::string word = unknown_subcommand(app, argc, argv); !word.empty()) {
     std::fprintf(stderr, "archdb: unknown subcommand '%s' (archdb --help lists them)\n", word.c_str());

@@ -16,6 +16,7 @@
 #include "cli/table.h"
 #include "db/census.h"
 #include "llvm/toolchain.h"
+#include "support/compiler_flavor.h"
 #include "support/error.h"
 #include "support/files.h"
 

@@ -10,7 +10,7 @@
 #include <regex>
 #include <set>
 
-#include "checker/checker.h"
+#include "support/compiler_flavor.h"
 #include "cli/census_view.h"
 #include "cli/commands.h"
 #include "cli/table.h"

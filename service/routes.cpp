@@ -13,6 +13,7 @@
 #include "db/history.h"
 #include "llvm/toolchain.h"
 #include "support/cpus.h"
+#include "support/compiler_flavor.h"
 #include "support/error.h"
 #include "support/files.h"
 #include "support/text.h"

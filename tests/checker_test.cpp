@@ -17,6 +17,7 @@
 #include "llvm/toolchain.h"
 #include "checker/manifest.h"
 #include "db/census.h"
+#include "support/compiler_flavor.h"
 #include "support/error.h"
 #include "test_support.h"
 
