@@ -16,19 +16,7 @@ std::optional<NameResolution> resolve_name(const Context& ctx, const Store& stor
 }
 
 std::string unknown_name_message(const Context& ctx, const Store& store, const std::string& name) {
-  NameIndex index = NameIndex::build(ctx.load_catalog(), store);
-  size_t total = 0;
-  auto hits = index.search(name, 5, &total);
-  std::string message = "unknown name '" + name + "': not a catalog key, intrinsic or builtin archdb knows";
-  if (hits.empty()) return message;
-  const NameEntry& best = *hits.front().entry;
-  if (hits.front().match == NameMatch::kExact && best.kind == NameKind::kMnemonic)
-    return "'" + name + "' is an instruction, not a call: " + join(best.means, ", ") +
-           " lower to it (query one of those; `archdb search " + name + "` lists them)";
-  std::vector<std::string> names;
-  for (const auto& h : hits) names.push_back(h.entry->name + " (" + std::string(name_kind_name(h.entry->kind)) + ")");
-  return message + "; `archdb search " + name + "` finds " + std::to_string(total) + ": " + join(names, ", ") +
-         (total > hits.size() ? ", ..." : "");
+  return NameIndex::build(ctx.load_catalog(), store).unknown_message(name, "`archdb search " + name + "`");
 }
 
 namespace {

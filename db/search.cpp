@@ -13,6 +13,7 @@
 #include "db/history.h"
 #include "db/sqlite.h"
 #include "db/store.h"
+#include "support/text.h"
 
 namespace archdb {
 
@@ -277,6 +278,22 @@ std::string NameIndex::command_for(const NameEntry& entry) {
       return entry.means.empty() ? "archdb search " + entry.name : "archdb query " + entry.means.front();
   }
   return "";
+}
+
+std::string NameIndex::unknown_message(std::string_view name, const std::string& how_to_search) const {
+  size_t total = 0;
+  auto hits = search(name, 5, &total);
+  const std::string asked(name);
+  std::string message = "unknown name '" + asked + "': not a catalog key, intrinsic or builtin archdb knows";
+  if (hits.empty()) return message;
+  const NameEntry& best = *hits.front().entry;
+  if (hits.front().match == NameMatch::kExact && best.kind == NameKind::kMnemonic)
+    return "'" + asked + "' is an instruction, not a call: " + join(best.means, ", ") + " lower to it (ask for one of those; " +
+           how_to_search + " lists them)";
+  std::vector<std::string> names;
+  for (const auto& h : hits) names.push_back(h.entry->name + " (" + std::string(name_kind_name(h.entry->kind)) + ")");
+  return message + "; " + how_to_search + " finds " + std::to_string(total) + ": " + join(names, ", ") +
+         (total > hits.size() ? ", ..." : "");
 }
 
 nlohmann::ordered_json name_hits_json(std::string_view query, const std::vector<NameHit>& hits, size_t total) {

@@ -70,6 +70,9 @@ class NameIndex {
   std::optional<NameResolution> resolve(std::string_view spelling) const;
   // The command that answers a hit.
   static std::string command_for(const NameEntry& entry);
+  // The one line for a name that resolves to nothing: what a search finds for it (`how_to_search` names the way to
+  // ask: "`archdb search X`", "GET /v1/search?q=X"), or, for an instruction, that it is no call and what lowers to it.
+  std::string unknown_message(std::string_view name, const std::string& how_to_search) const;
 
   size_t size() const { return entries_.size(); }
   const std::vector<NameEntry>& entries() const { return entries_; }

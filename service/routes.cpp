@@ -134,8 +134,16 @@ class Params {
   }
   // A list of GPU targets: as list(), each as cells name it (canonical_target: an alias such as fiji is
   // gfx803; features in LLVM's form, "gfx1100:+wavefrontsize64,-wavefrontsize32"); an unknown feature is a 400.
+  // A list of targets: a featured target's own commas ("gfx1100:+wavefrontsize64,-wavefrontsize32") are its
+  // features, not the list's (a piece that starts with + or - continues the target before it).
   std::vector<std::string> targets(const std::string& name) const {
-    std::vector<std::string> out = list(name);
+    std::vector<std::string> out;
+    for (auto& piece : list(name)) {
+      if (!out.empty() && (piece[0] == '+' || piece[0] == '-') && out.back().find(':') != std::string::npos)
+        out.back() += "," + piece;
+      else
+        out.push_back(piece);
+    }
     for (auto& t : out) t = canonical_target(t);
     return out;
   }
@@ -500,7 +508,8 @@ Reply Api::flavors(const Request& r, const std::string& one) const {
   if (!one.empty()) return json_reply(flavor_json(need_flavor(*snap, one)), snap);
   json list = json::array();
   for (const auto& f : snap->flavors) list.push_back(flavor_json(*f));
-  return json_reply(json{{"flavors", list}}, snap);
+  // The flavor this service's own build measures: the page shows it first.
+  return json_reply(json{{"flavors", list}, {"build_flavor", linked_toolchain().flavor()}}, snap);
 }
 
 Reply Api::targets(const Request& r) const {
@@ -749,7 +758,9 @@ Reply Api::history(const Request& r, const std::string& named_key) const {
     auto [b, e] = f->key_cells(key);
     for (const Cell* c = b; c != e; ++c) seen.insert(c->target);
   }
-  if (seen.empty()) fail(404, unknown_key_message(*schema_, key));
+  if (seen.empty())
+    fail(404, schema_->catalog.find(key) ? unknown_key_message(*schema_, key)
+                                         : snap->names->unknown_message(key, "GET /v1/search?q=" + key));
   std::vector<std::string> order;
   std::vector<std::string> wanted = p.targets("targets");
   for (const auto& t : wanted)

@@ -41,8 +41,9 @@
 
   const state = {
     view: 'matrix', flavor: '', q: '', group: true, statuses: new Set(), hiddenFamilies: new Set(),
-    from: '', to: '',
+    from: '', to: '', cell: null,  // cell: { key, target } whose evidence is open
   };
+  let buildFlavor = '';  // the flavor the service's own build measures: the default
   let flavors = [];     // /v1/flavors
   let matrix = null;    // /v1/matrix for state.flavor
   let diff = null;      // /v1/diff for state.from, state.to
@@ -74,6 +75,7 @@
     state.hiddenFamilies = new Set((p.get('hide') || '').split(',').filter(Boolean));
     state.from = p.get('from') || state.from;
     state.to = p.get('to') || state.to;
+    state.cell = p.get('cell') && p.get('target') ? { key: p.get('cell'), target: p.get('target') } : null;
   }
   function writeHash() {
     const p = new URLSearchParams();
@@ -83,6 +85,7 @@
       if (state.to) p.set('to', state.to);
     } else if (state.flavor) {
       p.set('flavor', state.flavor);
+      if (state.cell) { p.set('cell', state.cell.key); p.set('target', state.cell.target); }
     }
     if (state.q) p.set('q', state.q);
     if (!state.group) p.set('group', '0');
@@ -115,6 +118,7 @@
   }
   function defaultFlavor() {
     const usable = flavors.filter((f) => f.cells > 0 && f.origin === 'measured');
+    if (usable.some((f) => f.name === buildFlavor)) return buildFlavor;
     const released = usable.filter((f) => !(f.provenance && f.provenance.toolchain && f.provenance.toolchain.prerelease));
     const pick = released.length ? released : usable.length ? usable : flavors.filter((f) => f.cells > 0);
     return pick.length ? pick[pick.length - 1].name : '';
@@ -134,6 +138,14 @@
   }
 
   // --- the matrix -------------------------------------------------------------------------------------------
+  // A target as people say it: a processor, or a processor run with other features ("gfx1100 w64" for
+  // gfx1100:+wavefrontsize64,-wavefrontsize32); the full target is the header's title.
+  function processorOf(target) { return target.split(':')[0]; }
+  function targetLabel(target) {
+    const [processor, features] = target.split(':');
+    if (!features) return target;
+    return /\+wavefrontsize64/.test(features) ? `${processor} w64` : `${processor} ${features}`;
+  }
   function columns() {
     const targets = matrix.targets.filter((t) => !state.hiddenFamilies.has(familyOf(t)));
     if (!state.group) return targets;
@@ -144,6 +156,9 @@
       if (!members.has(f)) { members.set(f, []); order.push(f); }
       members.get(f).push(t);
     }
+    // Within a family, a processor's featured targets follow it.
+    const rank = (t) => { const i = matrix.targets.indexOf(processorOf(t)); return i < 0 ? matrix.targets.indexOf(t) : i; };
+    for (const list of members.values()) list.sort((a, b) => rank(a) - rank(b) || (a.includes(':') - b.includes(':')));
     return order.flatMap((f) => members.get(f));
   }
   function familyOf(target) {
@@ -207,7 +222,8 @@
     let lastFamily = null;
     for (const t of cols) {
       const f = familyOf(t);
-      nr.append(el('th', { class: state.group && f !== lastFamily ? 'family-start' : '', text: t, scope: 'col' }));
+      nr.append(el('th', { class: state.group && f !== lastFamily ? 'family-start' : '', title: t, scope: 'col',
+        'data-target': t }, el('span', { class: 'vlabel', text: targetLabel(t) })));
       lastFamily = f;
     }
     thead.append(nr);
@@ -357,6 +373,12 @@
     renderFamilies();
     renderMatrix();
     searchFilter();
+    if (state.cell) {  // a link to one cell's evidence
+      const { key, target } = state.cell;
+      const td = [...$('matrix').querySelectorAll('td.cell[data-status]')]
+        .find((x) => x.dataset.key === key && x.dataset.target === target);
+      showCell(matrix.flavor, key, target, td);
+    }
     if (matrix.note) say(matrix.note);
   }
 
@@ -366,12 +388,16 @@
   }
 
   async function showCell(flavor, key, target, td) {
+    state.cell = { key, target };
+    writeHash();
     if (selectedCell) selectedCell.classList.remove('selected');
     selectedCell = td || null;
     if (selectedCell) selectedCell.classList.add('selected');
     const panel = $('detail');
     const body = $('detail-body');
     panel.hidden = false;
+    document.body.classList.add('detail-open');  // the matrix makes room for it rather than lie under it
+    if (selectedCell) selectedCell.scrollIntoView({ block: 'nearest', inline: 'nearest' });
     body.replaceChildren(el('p', { text: 'loading…' }));
     let cell;
     let hist = null;
@@ -401,7 +427,7 @@
     if (cell.note) row('note', cell.note);
     const link = `/v1/cells/${enc(flavor)}/${enc(key)}/${enc(target)}`;
     row('JSON', el('a', { href: link, text: link }));
-    const parts = [el('h2', { text: `${key} · ${target}` }), dl];
+    const parts = [el('h2', { text: `${key} · ${targetLabel(target)}` }), dl];
     if (hist && hist.targets && hist.targets[target]) {
       const h = hist.targets[target];
       const table = el('table', {}, el('tr', {}, el('th', { text: 'flavor' }), el('th', { text: 'status' })));
@@ -500,7 +526,10 @@
     $('tab-diff').addEventListener('click', () => { state.view = 'diff'; writeHash(); showView(); });
     $('detail-close').addEventListener('click', () => {
       $('detail').hidden = true;
+      document.body.classList.remove('detail-open');
       if (selectedCell) selectedCell.classList.remove('selected');
+      state.cell = null;
+      writeHash();
     });
     document.addEventListener('keydown', (e) => { if (e.key === 'Escape') $('detail-close').click(); });
     // A link or a typed URL that changes only the #fragment: take the view it names.
@@ -529,7 +558,9 @@
     $('group').checked = state.group;
     renderLegend(null);
     try {
-      flavors = (await api('/v1/flavors')).flavors;
+      const answer = await api('/v1/flavors');
+      flavors = answer.flavors;
+      buildFlavor = answer.build_flavor || '';
     } catch (e) {
       say(`cannot read the flavors: ${e.message}`, true);
       return;

@@ -2,8 +2,10 @@
 // playwright-core (installed by `tools/install-deps --web` into tests/web/node_modules). Starts the real
 // binary on a free port against a fresh database made from data/, then checks that the page loads, colours
 // a known ok and a known arch_absent cell as such, draws a non-answer differently, filters rows as you type,
-// answers an intrinsic named in the filter from the census, shows a cell's evidence and lowered_to on click, and
-// that a page of another origin cannot post to it.
+// answers an intrinsic named in the filter from the census, finds any spelling of a name through /v1/search, shows
+// a cell's evidence and lowered_to on click (and from a link of its own), labels featured targets as people say them,
+// fits a 1,280 px screen (screenshots at 1,280 and 1,920 px, in ARCHDB_SCREENSHOTS or the test's temporary folder),
+// and that a page of another origin cannot post to it.
 //
 // Run by ctest (Page.InChromium) with ARCHDB_BINARY set. ARCHDB_BROWSER_TESTS=0 turns it into a named skip
 // (exit 77); a missing Chromium, node module or binary is a failure, never a pass.
@@ -191,6 +193,66 @@ test('clicking a cell shows its evidence; an ok cell shows what it lowered to', 
   assert.match(await page.locator('#detail .summary').textContent(), /ok in every measured column \(llvm19 to llvm24\)/);
   await page.click('#detail-close');
   assert.ok(await page.locator('#detail').isHidden());
+});
+
+test('a featured target is labelled as people say it, after its processor; the build\'s flavor is the default', async () => {
+  await page.goto(`${base}/`);
+  await page.waitForSelector('#matrix tbody tr', { state: 'attached' });
+  const build = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout.match(/\(flavor (llvm\d+)\)/)[1];
+  assert.equal(await page.locator('#flavor').inputValue(), build, 'the page opens on the flavor its service measures');
+  const headers = await page.locator('#matrix thead tr.names th[data-target]').evaluateAll(
+    (ths) => ths.map((th) => ({ text: th.textContent, target: th.dataset.target, title: th.title })));
+  const w64 = headers.find((h) => h.target === 'gfx1100:+wavefrontsize64,-wavefrontsize32');
+  assert.ok(w64, JSON.stringify(headers));
+  assert.equal(w64.text, 'gfx1100 w64');
+  assert.equal(w64.title, 'gfx1100:+wavefrontsize64,-wavefrontsize32');
+  const order = headers.map((h) => h.target);
+  assert.equal(order.indexOf(w64.target), order.indexOf('gfx1100') + 1, `gfx1100 w64 follows gfx1100: ${order}`);
+});
+
+test('a cell has a link of its own: the URL opens its evidence', async () => {
+  const target = 'gfx1100:+wavefrontsize64,-wavefrontsize32';
+  await page.goto(`${base}/#flavor=llvm22&cell=${KEY}&target=${encodeURIComponent(target)}`);
+  await page.waitForSelector('#detail:not([hidden]) pre.evidence');
+  assert.match(await page.locator('#detail h2').textContent(), new RegExp(`${KEY.replace(/\./g, '\\.')} · gfx1100 w64`));
+  await page.click('#detail-close');
+  assert.doesNotMatch(page.url(), /cell=/);
+  await cell(KEY, 'gfx90a').click();
+  await page.waitForSelector('#detail:not([hidden]) pre.lowered');
+  assert.match(page.url(), new RegExp(`cell=${KEY.replace(/\./g, '\\.')}&target=gfx90a`));
+  await page.click('#detail-close');
+});
+
+test('the matrix fits a laptop: at 1,280 px every column is on screen, and an open cell narrows it, never covers it (screenshots at 1,280 and 1,920)', async () => {
+  const shots = process.env.ARCHDB_SCREENSHOTS || work;
+  for (const width of [1280, 1920]) {
+    await page.setViewportSize({ width, height: 800 });
+    await page.goto('about:blank');
+    await open('flavor=llvm22');
+    const bare = await page.evaluate(() => {
+      const heads = [...document.querySelectorAll('#matrix thead tr.names th[data-target]')];
+      return { lastRight: heads[heads.length - 1].getBoundingClientRect().right, width: window.innerWidth,
+               scroll: document.documentElement.scrollWidth,
+               tops: new Set(heads.map((h) => Math.round(h.getBoundingClientRect().top))).size };
+    });
+    assert.equal(bare.tops, 1, `at ${width} px the target names are not one row`);
+    assert.ok(bare.lastRight <= bare.width, `at ${width} px the last column ends at ${bare.lastRight}`);
+    assert.ok(bare.scroll <= bare.width, `at ${width} px the page scrolls sideways (${bare.scroll})`);
+    await page.screenshot({ path: join(shots, `page-${width}.png`) });
+    await cell(KEY, 'gfx1201').click();
+    await page.waitForSelector('#detail:not([hidden]) pre.evidence');
+    const open_ = await page.evaluate((key) => {
+      const box = document.getElementById('matrix-view').getBoundingClientRect();
+      const detail = document.getElementById('detail').getBoundingClientRect();
+      const td = document.querySelector(`td.cell[data-key="${key}"][data-target="gfx1201"]`).getBoundingClientRect();
+      return { boxRight: box.right, detailLeft: detail.left, tdLeft: td.left, tdRight: td.right, boxLeft: box.left };
+    }, KEY);
+    assert.ok(open_.boxRight <= open_.detailLeft, `at ${width} px the open cell covers the matrix (${JSON.stringify(open_)})`);
+    assert.ok(open_.tdRight <= open_.boxRight && open_.tdLeft >= open_.boxLeft, `the clicked cell is out of view: ${JSON.stringify(open_)}`);
+    await page.screenshot({ path: join(shots, `page-${width}-cell.png`) });
+    await page.click('#detail-close');
+  }
+  await page.setViewportSize({ width: 1400, height: 900 });
 });
 
 test('the diff view lists the cells that changed between two flavors, grouped', async () => {
