@@ -405,28 +405,75 @@ Reply Api::route(const Request& r) const {
   return static_file(r);
 }
 
-Reply Api::api(const Request& r, const std::vector<std::string>& s) const {
-  bool is_get = r.method == "GET" || r.method == "HEAD";
-  auto only_get = [&] {
-    if (!is_get) throw HttpError{405, r.method + " is not allowed on " + r.path + " (use GET)", "GET, HEAD"};
-  };
-  size_t n = s.size();
-  const std::string head = n ? s[0] : "";
+const std::vector<Api::Route>& Api::routes() {
   // Endpoints without parameters refuse any, as every other endpoint refuses the ones it does not take.
-  if (n == 0) return only_get(), Params(r.query).allow({}, {}), index();
-  if (head == "status" && n == 1) return only_get(), Params(r.query).allow({}, {}), status();
-  if (head == "flavors" && n <= 2) return only_get(), flavors(r, n == 2 ? s[1] : "");
-  if (head == "targets" && n == 1) return only_get(), targets(r);
-  if (head == "keys" && n == 1) return only_get(), keys(r);
-  if (head == "search" && n == 1) return only_get(), search(r);
-  if (head == "cells" && n == 4) return only_get(), cell(r, s[1], s[2], s[3]);
-  if (head == "matrix" && n == 1) return only_get(), matrix(r);
-  if (head == "history" && n == 2) return only_get(), history(r, s[1]);
-  if (head == "intrinsics" && n == 3) return only_get(), intrinsic(r, s[1], s[2]);
-  if (head == "diff" && n == 3) return only_get(), diff(r, s[1], s[2]);
-  if (head == "check" && n == 1) {
-    if (r.method != "POST") throw HttpError{405, r.method + " is not allowed on /v1/check (use POST)", "POST"};
-    return check(r);
+  static const std::vector<Route> table = {
+      {"GET", "/v1", "", "this list: every endpoint with its parameters",
+       [](const Api& a, const Request& r, const auto&) { return Params(r.query).allow({}, {}), a.index(); }},
+      {"GET", "/v1/status", "", "the snapshot served: generation, etag, load time, reload errors",
+       [](const Api& a, const Request& r, const auto&) { return Params(r.query).allow({}, {}), a.status(); }},
+      {"GET", "/v1/flavors", "", "every column with its provenance (column.json) and counts per status, and the flavor "
+       "this service's build measures",
+       [](const Api& a, const Request& r, const auto&) { return a.flavors(r, ""); }},
+      {"GET", "/v1/flavors/{flavor}", "", "one column",
+       [](const Api& a, const Request& r, const auto& v) { return a.flavors(r, v[0]); }},
+      {"GET", "/v1/targets", "flavor", "targets with their family and the flavors that have cells for them",
+       [](const Api& a, const Request& r, const auto&) { return a.targets(r); }},
+      {"GET", "/v1/keys", "q, flavor, limit, offset", "decl keys, searchable",
+       [](const Api& a, const Request& r, const auto&) { return a.keys(r); }},
+      {"GET", "/v1/search", "q (required), limit", "catalog keys, intrinsics, builtins and instruction mnemonics by any "
+       "spelling, ranked, each with what it leads to and the command that answers it",
+       [](const Api& a, const Request& r, const auto&) { return a.search(r); }},
+      {"GET", "/v1/cells/{flavor}/{key}/{target}", "", "one cell: status, lowered_to or evidence (the key in any "
+       "spelling: its builtin, the intrinsic it poses)",
+       [](const Api& a, const Request& r, const auto& v) { return a.cell(r, v[0], v[1], v[2]); }},
+      {"GET", "/v1/matrix", "flavor (required), q, keys, targets, family, status, detail, limit, offset",
+       "keys by targets for a flavor",
+       [](const Api& a, const Request& r, const auto&) { return a.matrix(r); }},
+      {"GET", "/v1/history/{key}", "targets", "a key (in any spelling) across flavors, per target, with a summary",
+       [](const Api& a, const Request& r, const auto& v) { return a.history(r, v[0]); }},
+      {"GET", "/v1/intrinsics/{flavor}/{name}", "targets", "an llvm.amdgcn.* intrinsic (or one instantiation) on every "
+       "processor of the flavor's census: ok where any instantiation lowers, naming it; refused only where every one "
+       "is; the instantiations listed",
+       [](const Api& a, const Request& r, const auto& v) { return a.intrinsic(r, v[0], v[1]); }},
+      {"GET", "/v1/diff/{from}/{to}", "group, q, targets, family", "cells that changed between two columns, grouped",
+       [](const Api& a, const Request& r, const auto& v) { return a.diff(r, v[0], v[1]); }},
+      {"POST", "/v1/check", "flavor, compiler_version, subject, target, targets (with IR as the body)",
+       "the checker's verdict for keys, intrinsics or LLVM IR on targets of a flavor",
+       [](const Api& a, const Request& r, const auto&) { return a.check(r); }},
+  };
+  return table;
+}
+
+Reply Api::api(const Request& r, const std::vector<std::string>& s) const {
+  const std::string method = r.method == "HEAD" ? "GET" : r.method;
+  const Route* other_method = nullptr;
+  for (const Route& route : routes()) {
+    // The route's segments after /v1: literals match themselves, {names} anything and are passed on.
+    std::vector<std::string> pattern, args;
+    std::string p = std::string(route.path).substr(3);
+    for (size_t pos = 0; pos < p.size();) {
+      size_t next = p.find('/', pos + 1);
+      pattern.push_back(p.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
+      pos = next == std::string::npos ? p.size() : next;
+    }
+    if (pattern.size() != s.size()) continue;
+    bool match = true;
+    for (size_t i = 0; i < s.size() && match; ++i) {
+      if (pattern[i].front() == '{') args.push_back(s[i]);
+      else match = pattern[i] == s[i];
+    }
+    if (!match) continue;
+    if (method != route.method) {
+      other_method = &route;
+      continue;
+    }
+    return route.handler(*this, r, args);
+  }
+  if (other_method) {
+    bool get = std::string(other_method->method) == "GET";
+    throw HttpError{405, r.method + " is not allowed on " + r.path + " (use " + other_method->method + ")",
+                    get ? "GET, HEAD" : other_method->method};
   }
   fail(404, "no such endpoint: " + r.path + " (GET /v1 lists them)");
 }
@@ -462,25 +509,9 @@ Reply Api::index() const {
   j["version"] = ARCHDB_VERSION;
   j["api"] = "v1";
   json e = json::array();
-  auto add = [&](const char* method, const char* path, const char* what) {
-    e.push_back({{"method", method}, {"path", path}, {"description", what}});
-  };
-  add("GET", "/v1/status", "the snapshot served: generation, etag, load time, reload errors");
-  add("GET", "/v1/flavors", "every column with its provenance (column.json) and counts per status");
-  add("GET", "/v1/flavors/{flavor}", "one column");
-  add("GET", "/v1/targets", "targets with their family and the flavors that have cells for them [flavor]");
-  add("GET", "/v1/keys", "decl keys, searchable [q, flavor, limit, offset]");
-  add("GET", "/v1/search", "catalog keys, intrinsics, builtins and instruction mnemonics by any spelling, ranked, each "
-      "with what it leads to and the command that answers it [q (required), limit]");
-  add("GET", "/v1/cells/{flavor}/{key}/{target}", "one cell: status, lowered_to or evidence (the key in any spelling: "
-      "its builtin, the intrinsic it poses)");
-  add("GET", "/v1/matrix", "keys by targets for a flavor [flavor (required), q, keys, targets, family, status, detail, limit, offset]");
-  add("GET", "/v1/history/{key}", "a key (in any spelling) across flavors, per target, with a summary [targets]");
-  add("GET", "/v1/intrinsics/{flavor}/{name}", "an llvm.amdgcn.* intrinsic (or one instantiation) on every processor of "
-      "the flavor's census: ok where any instantiation lowers, naming it; refused only where every one is; the "
-      "instantiations listed [targets]");
-  add("GET", "/v1/diff/{from}/{to}", "cells that changed between two columns, grouped [group, q, targets, family]");
-  add("POST", "/v1/check", "the checker's verdict for keys, intrinsics or LLVM IR on targets of a flavor");
+  for (const Route& route : routes())
+    e.push_back({{"method", route.method}, {"path", route.path}, {"parameters", route.parameters},
+                 {"description", route.description}});
   j["endpoints"] = e;
   return json_reply(j);
 }

@@ -5,6 +5,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,6 +80,17 @@ class Api {
   struct WebFile {
     std::string content_type, body, etag;
   };
+
+  // One row per endpoint of /v1: dispatch, `GET /v1` and the API reference (docs/service.md, checked against
+  // `GET /v1` by a test) all read this table. A path's {names} are the arguments the handler gets, in order.
+  struct Route {
+    const char* method;      // GET (HEAD as well) or POST
+    const char* path;        // "/v1/cells/{flavor}/{key}/{target}"
+    const char* parameters;  // what the query string takes, as `GET /v1` says it ("" for none)
+    const char* description;
+    std::function<Reply(const Api&, const Request&, const std::vector<std::string>& args)> handler;
+  };
+  static const std::vector<Route>& routes();
 
   Reply route(const Request& request) const;
   Reply api(const Request& request, const std::vector<std::string>& segments) const;

@@ -22,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "db/census.h"
@@ -658,6 +659,46 @@ TEST_F(Service, BadRequestsGetJsonErrorsAndTheServerKeepsServing) {
     EXPECT_EQ(response.rfind("HTTP/1.1 414", 0), 0u) << response.substr(0, 200);
   }
   expect_serving(*server_);
+}
+
+// The API reference (docs/service.md's table) names exactly the endpoints `GET /v1` lists from the route table,
+// and each listed endpoint is served: a GET route answers something other than 404 and 405, a POST route refuses GET
+// with 405 naming POST.
+TEST_F(Service, TheApiReferenceIsTheRouteTable) {
+  auto c = server_->client();
+  json index = body_of(c.Get("/v1"));
+  std::set<std::string> listed;
+  for (const auto& e : index["endpoints"]) {
+    std::string method = e["method"], path = e["path"];
+    listed.insert(method + " " + path);
+    EXPECT_FALSE(e["description"].get<std::string>().empty()) << path;
+    std::string concrete = path;
+    for (auto [from, to] : {std::pair{"{flavor}", "llvm22"}, {"{key}", "amdgcn.permlane64"}, {"{target}", "gfx90a"},
+                            {"{name}", "cos"}, {"{from}", "llvm22"}, {"{to}", "llvm23"}})
+      if (size_t at = concrete.find(from); at != std::string::npos) concrete.replace(at, std::string(from).size(), to);
+    if (method == "GET") {
+      auto r = c.Get(concrete + (path == "/v1/search" ? "?q=mfma" : path == "/v1/matrix" ? "?flavor=llvm22" : ""));
+      ASSERT_TRUE(r) << concrete;
+      EXPECT_EQ(r->status, 200) << concrete << ": " << r->body;
+    } else {
+      expect_error(c.Get(concrete), 405, "use POST");
+    }
+  }
+  std::string doc = test::read(test::source_dir() / "docs/service.md");
+  std::set<std::string> documented;
+  std::istringstream lines(doc);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| `", 0) != 0) continue;
+    std::string first = line.substr(0, line.find(" | "));
+    for (size_t at = first.find('`'); at != std::string::npos; at = first.find('`', at + 1)) {
+      size_t end = first.find('`', at + 1);
+      if (end == std::string::npos) break;
+      std::string cell = first.substr(at + 1, end - at - 1);
+      if (cell.rfind("GET /v1", 0) == 0 || cell.rfind("POST /v1", 0) == 0) documented.insert(cell);
+      at = end;
+    }
+  }
+  EXPECT_EQ(documented, listed);
 }
 
 TEST_F(Service, TheStaticPageIsServed) {
