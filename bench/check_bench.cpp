@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench/timing.h"
 #include "checker/checker.h"
 #include "checker/ir_reader.h"
 #include "checker/ir_uses.h"
@@ -25,25 +26,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct Figures {
-  double median_ms = 0, p90_ms = 0;
-};
-
-Figures summarize(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]};
-}
-
-template <class F>
-Figures time_it(int repeat, F body) {
-  std::vector<double> ms;
-  for (int i = 0; i < repeat; ++i) {
-    auto start = Clock::now();
-    body();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  }
-  return summarize(std::move(ms));
-}
+using bench::Figures;
+using bench::summarize;
+using bench::time_it;
 
 int spawn_and_wait(const std::vector<std::string>& args) { return run_child(args); }
 

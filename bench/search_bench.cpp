@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "bench/timing.h"
 #include "db/search.h"
 #include "db/store.h"
 #include "support/spawn.h"
@@ -14,23 +15,8 @@ namespace archdb {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-struct Figures {
-  double median_ms = 0, p90_ms = 0;
-};
-
-template <class F>
-Figures time_it(int repeat, F body) {
-  std::vector<double> ms;
-  for (int i = 0; i < repeat; ++i) {
-    auto start = Clock::now();
-    body();
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - start).count());
-  }
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 9 / 10)]};
-}
+using bench::Figures;
+using bench::time_it;
 
 // Exact names in three spellings, parts of names, an instantiation, an instruction, a name that matches nothing.
 const char* const kQueries[] = {"__builtin_amdgcn_mfma_f32_4x4x4bf16_1k", "llvm.amdgcn.permlane64", "s_sleep_var",

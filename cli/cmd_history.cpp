@@ -127,19 +127,14 @@ bool intrinsic_history(const Store& store, const HistoryArgs& args) {
 int history(const Context& ctx, const HistoryArgs& asked) {
   auto store = ctx.open_store();
   HistoryArgs args = asked;
-  std::string resolved;  // how another spelling led to the key (query's rule)
-  if (!ctx.load_catalog().find(args.key)) {
-    auto r = resolve_name(ctx, *store, args.key);
-    if (r && r->kind == NameKind::kKey) {
-      resolved = r->how;
-      args.key = r->name;
-    } else {
-      if (r) args.key = r->name;
-      if (r && !r->how.empty() && !args.json) std::printf("%s: %s\n\n", asked.key.c_str(), r->how.c_str());
-      if (intrinsic_history(*store, args)) return kExitOk;
-      args.key = asked.key;
-    }
+  NameAsked name = read_name(ctx, *store, args.key, args.json);  // query's rule
+  if (name.census) {
+    HistoryArgs census = args;
+    census.key = *name.census;
+    if (intrinsic_history(*store, census)) return kExitOk;
   }
+  args.key = name.key;
+  const std::string resolved = name.census ? "" : name.how;  // how another spelling led to the key
   KeyCells kc = gather_key_cells(ctx, *store, args.key, {}, args.targets);
   const auto& flavors = kc.flavors;
   const auto& order = kc.targets;

@@ -33,20 +33,12 @@ std::string detail(const Cell& c) {
 int query(const Context& ctx, const QueryArgs& asked) {
   auto store = ctx.open_store();
   QueryArgs args = asked;
-  std::string resolved;  // how another spelling led to the key
-  if (!ctx.load_catalog().find(args.key)) {
-    // Any spelling of a key, its builtin or the intrinsic it poses exactly is that key; another intrinsic (or a
-    // builtin's) is answered by the censuses, marked as such.
-    auto r = resolve_name(ctx, *store, args.key);
-    if (r && r->kind == NameKind::kKey) {
-      resolved = r->how;
-      args.key = r->name;
-    } else {
-      std::string name = r ? r->name : args.key;
-      if (r && !r->how.empty() && !args.json) std::printf("%s: %s\n\n", asked.key.c_str(), r->how.c_str());
-      if (query_census(ctx, *store, name, args.flavors, args.targets, args.json)) return kExitOk;
-    }
-  }
+  // Any spelling of a key, its builtin or the intrinsic it poses exactly is that key; another intrinsic (or a
+  // builtin's) is answered by the censuses, marked as such.
+  NameAsked name = read_name(ctx, *store, args.key, args.json);
+  if (name.census && query_census(ctx, *store, *name.census, args.flavors, args.targets, args.json)) return kExitOk;
+  args.key = name.key;
+  const std::string resolved = name.census ? "" : name.how;  // how another spelling led to the key
   KeyCells kc = gather_key_cells(ctx, *store, args.key, args.flavors, args.targets);
   const auto& flavors = kc.flavors;
   const auto& order = kc.targets;

@@ -11,8 +11,14 @@
 
 namespace archdb::cli {
 
-std::optional<NameResolution> resolve_name(const Context& ctx, const Store& store, const std::string& name) {
-  return NameIndex::build(ctx.load_catalog(), store).resolve(name);
+NameAsked read_name(const Context& ctx, const Store& store, const std::string& name, bool json) {
+  Catalog catalog = ctx.load_catalog();
+  if (catalog.find(name)) return {name, "", std::nullopt};
+  auto r = NameIndex::build(catalog, store).resolve(name);
+  if (!r) return {name, "", name};  // the censuses may still know it (or say why not)
+  if (r->kind == NameKind::kKey) return {r->name, r->how, std::nullopt};
+  if (!r->how.empty() && !json) std::printf("%s: %s\n\n", name.c_str(), r->how.c_str());
+  return {name, r->how, r->name};
 }
 
 std::string unknown_name_message(const Context& ctx, const Store& store, const std::string& name) {

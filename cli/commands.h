@@ -27,9 +27,16 @@ void add_crosscheck(CLI::App& app, Context& context, int& exit_code);  // the ce
 void add_catalog(CLI::App& app, Context& context, int& exit_code);  // catalog import (a peer's declarations)
 void add_search(CLI::App& app, Context& context, int& exit_code);
 
-// What `query` and `history` answer for a name that is not a catalog key (db/search.h NameIndex::resolve), and the
-// error for a name that resolves to nothing, naming what `archdb search` finds for it.
-std::optional<NameResolution> resolve_name(const Context& ctx, const Store& store, const std::string& name);
+// What `query` and `history` answer for NAME (db/search.h NameIndex::resolve): the catalog key it stands for, with
+// `how` another spelling led there; or, where `census` is set, the intrinsic the censuses answer (`how` printed
+// first on the command line where it says something). A name that resolves to nothing stays the key asked for.
+struct NameAsked {
+  std::string key;
+  std::string how;
+  std::optional<std::string> census;
+};
+NameAsked read_name(const Context& ctx, const Store& store, const std::string& name, bool json);
+// The error for a name that resolves to nothing, naming what `archdb search` finds for it.
 std::string unknown_name_message(const Context& ctx, const Store& store, const std::string& name);
 
 // Shared by regen and bench: the catalog entries and targets a measurement covers.
