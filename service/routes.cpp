@@ -500,7 +500,33 @@ Reply Api::static_file(const Request& r) const {
   reply.content_type = it->second.content_type;
   reply.body = it->second.body;
   reply.etag = it->second.etag;
+  if (it->first == "/index.html") embed_initial_data(reply);
   return reply;
+}
+
+// The page arrives with what it draws first (the flavors and the matrix of the flavor this build measures) as a
+// JSON data block in place of its marker, so its first paint is the matrix, not an empty frame waiting for
+// requests. A data block is not run (the page's Content-Security-Policy stands); every '<' in it is written
+// \u003c, so nothing in the data can end the block. The page's ETag becomes the file's and the snapshot's.
+void Api::embed_initial_data(Reply& page) const {
+  static const std::string kMarker = "<!-- archdb: initial data -->";
+  size_t at = page.body.find(kMarker);
+  if (at == std::string::npos) return;
+  auto snap = source_.current();
+  Request get;
+  get.method = "GET";
+  json data;
+  data["build_flavor"] = linked_toolchain().flavor();
+  data["flavors"] = json::parse(flavors(get, "").body)["flavors"];
+  const FlavorData* own = snap->flavor(linked_toolchain().flavor());
+  if (own && !own->cells.empty()) {
+    get.query = "flavor=" + own->row.name;
+    data["matrix"] = json::parse(matrix(get).body);
+  }
+  std::string text;
+  for (char c : data.dump(-1, ' ', false, json::error_handler_t::replace)) text += c == '<' ? std::string("\\u003c") : std::string(1, c);
+  page.body.replace(at, kMarker.size(), "<script type=\"application/json\" id=\"initial\">" + text + "</script>");
+  page.etag = "\"" + digest_hex(page.etag + snap->etag) + "\"";
 }
 
 Reply Api::index() const {

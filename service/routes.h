@@ -95,6 +95,7 @@ class Api {
   Reply route(const Request& request) const;
   Reply api(const Request& request, const std::vector<std::string>& segments) const;
   Reply static_file(const Request& request) const;
+  void embed_initial_data(Reply& page) const;
 
   Reply index() const;
   Reply status() const;

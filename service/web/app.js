@@ -44,6 +44,10 @@
     from: '', to: '', cell: null,  // cell: { key, target } whose evidence is open
   };
   let buildFlavor = '';  // the flavor the service's own build measures: the default
+  // What the page was served with (index.html's data block): the flavors and the build flavor's matrix, drawn
+  // before any request is made.
+  let initial = null;
+  try { initial = $('initial') ? JSON.parse($('initial').textContent) : null; } catch (e) { initial = null; }
   let flavors = [];     // /v1/flavors
   let matrix = null;    // /v1/matrix for state.flavor
   let diff = null;      // /v1/diff for state.from, state.to
@@ -362,7 +366,12 @@
     if (!state.flavor) { say('the database has no measured column', true); return; }
     say(`loading ${state.flavor}…`);
     try {
-      matrix = await api(`/v1/matrix?flavor=${enc(state.flavor)}`);
+      if (initial && initial.matrix && initial.matrix.flavor === state.flavor) {
+        matrix = initial.matrix;  // once: a later load asks the service, which may have a newer snapshot
+        initial.matrix = null;
+      } else {
+        matrix = await api(`/v1/matrix?flavor=${enc(state.flavor)}`);
+      }
     } catch (e) {
       matrix = null;
       $('matrix').replaceChildren();
@@ -558,7 +567,7 @@
     $('group').checked = state.group;
     renderLegend(null);
     try {
-      const answer = await api('/v1/flavors');
+      const answer = initial || await api('/v1/flavors');
       flavors = answer.flavors;
       buildFlavor = answer.build_flavor || '';
     } catch (e) {

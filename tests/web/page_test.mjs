@@ -1,6 +1,7 @@
 // tests/web/page_test.mjs — the `archdb serve` page in a real browser: Debian's Chromium, driven by
 // playwright-core (installed by `tools/install-deps --web` into tests/web/node_modules). Starts the real
-// binary on a free port against a fresh database made from data/, then checks that the page loads, colours
+// binary on a free port against a fresh database made from data/, then checks that the page loads (its first matrix
+// with the page itself, drawn with no request to the API), colours
 // a known ok and a known arch_absent cell as such, draws a non-answer differently, filters rows as you type,
 // answers an intrinsic named in the filter from the census, finds any spelling of a name through /v1/search, shows
 // a cell's evidence and lowered_to on click (and from a link of its own), labels featured targets as people say them,
@@ -104,6 +105,17 @@ test('the page loads the llvm22 matrix: one row per key, one column per target, 
   for (const t of ['gfx90a', 'gfx942', 'gfx1201']) assert.ok(names.includes(t), `no column ${t}: ${names}`);
   const families = await page.locator('#matrix thead tr.family-row th.family').allTextContents();
   assert.deepEqual(families, ['gfx9', 'gfx10', 'gfx11', 'gfx12']);
+});
+
+test('the page comes with its first matrix: drawn with every request to the API refused', async () => {
+  const page2 = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const asked = [];
+  await page2.route('**/v1/**', (route) => { asked.push(route.request().url()); return route.abort(); });
+  await page2.goto(`${base}/`);
+  await page2.waitForSelector('#matrix tbody tr', { state: 'attached', timeout: 5000 });
+  assert.ok(await page2.locator('#matrix tbody tr').count() >= 100);
+  assert.deepEqual(asked, [], 'the first paint asked the API');
+  await page2.close();
 });
 
 test('a known ok cell is green and a known arch_absent cell is red', async () => {
