@@ -134,8 +134,8 @@ class Params {
   }
   // A list of GPU targets: as list(), each as cells name it (canonical_target: an alias such as fiji is
   // gfx803; features in LLVM's form, "gfx1100:+wavefrontsize64,-wavefrontsize32"); an unknown feature is a 400.
-  // A list of targets: a featured target's own commas ("gfx1100:+wavefrontsize64,-wavefrontsize32") are its
-  // features, not the list's (a piece that starts with + or - continues the target before it).
+  // A featured target's own commas are its features, not the list's: a piece that starts with + or - continues
+  // the target before it.
   std::vector<std::string> targets(const std::string& name) const {
     std::vector<std::string> out;
     for (auto& piece : list(name)) {
@@ -385,19 +385,26 @@ Reply Api::handle(const Request& request) const {
   return reply;
 }
 
+// The segments of an API path after "/v1" ("/v1/cells/llvm22/k/gfx90a" -> cells, llvm22, k, gfx90a), a trailing
+// slash dropped: a request's path, and a route's pattern ({names} for its arguments).
+static std::vector<std::string> segments_after_v1(const std::string& path) {
+  std::vector<std::string> segments;
+  std::string rest = path.substr(3);
+  if (!rest.empty() && rest.back() == '/') rest.pop_back();
+  size_t pos = 0;
+  while (pos < rest.size()) {
+    size_t next = rest.find('/', pos + 1);
+    segments.push_back(rest.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
+    if (next == std::string::npos) break;
+    pos = next;
+  }
+  return segments;
+}
+
 Reply Api::route(const Request& r) const {
   const std::string& path = r.path;
   if (path == "/v1" || path.rfind("/v1/", 0) == 0) {
-    std::vector<std::string> segments;
-    std::string rest = path.substr(3);
-    if (!rest.empty() && rest.back() == '/') rest.pop_back();
-    size_t pos = 0;
-    while (pos < rest.size()) {
-      size_t next = rest.find('/', pos + 1);
-      segments.push_back(rest.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
-      if (next == std::string::npos) break;
-      pos = next;
-    }
+    std::vector<std::string> segments = segments_after_v1(path);
     for (const auto& s : segments)
       if (s.empty()) fail(404, "no such endpoint: " + path + " (GET /v1 lists them)");
     return api(r, segments);
@@ -446,17 +453,18 @@ const std::vector<Api::Route>& Api::routes() {
 }
 
 Reply Api::api(const Request& r, const std::vector<std::string>& s) const {
+  // Each route's pattern, split once: literals match themselves, {names} anything and are passed on.
+  static const std::vector<std::vector<std::string>> patterns = [] {
+    std::vector<std::vector<std::string>> out;
+    for (const Route& route : routes()) out.push_back(segments_after_v1(route.path));
+    return out;
+  }();
   const std::string method = r.method == "HEAD" ? "GET" : r.method;
   const Route* other_method = nullptr;
-  for (const Route& route : routes()) {
-    // The route's segments after /v1: literals match themselves, {names} anything and are passed on.
-    std::vector<std::string> pattern, args;
-    std::string p = std::string(route.path).substr(3);
-    for (size_t pos = 0; pos < p.size();) {
-      size_t next = p.find('/', pos + 1);
-      pattern.push_back(p.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1));
-      pos = next == std::string::npos ? p.size() : next;
-    }
+  for (size_t k = 0; k < routes().size(); ++k) {
+    const Route& route = routes()[k];
+    const std::vector<std::string>& pattern = patterns[k];
+    std::vector<std::string> args;
     if (pattern.size() != s.size()) continue;
     bool match = true;
     for (size_t i = 0; i < s.size() && match; ++i) {
@@ -504,8 +512,8 @@ Reply Api::static_file(const Request& r) const {
   return reply;
 }
 
-// The page arrives with what it draws first (the flavors and the matrix of the flavor this build measures) as a
-// JSON data block in place of its marker, so its first paint is the matrix, not an empty frame waiting for
+// The page arrives with what it draws first (the documents of /v1/flavors and of /v1/matrix for the flavor this
+// build measures) as a JSON data block in place of its marker, so its first paint is the matrix, not an empty frame waiting for
 // requests. A data block is not run (the page's Content-Security-Policy stands); every '<' in it is written
 // \u003c, so nothing in the data can end the block. The page's ETag becomes the file's and the snapshot's.
 void Api::embed_initial_data(Reply& page) const {
@@ -515,16 +523,18 @@ void Api::embed_initial_data(Reply& page) const {
   auto snap = source_.current();
   Request get;
   get.method = "GET";
-  json data;
-  data["build_flavor"] = linked_toolchain().flavor();
-  data["flavors"] = json::parse(flavors(get, "").body)["flavors"];
+  // The two documents as /v1/flavors and /v1/matrix answer them, side by side.
+  std::string data = "{\"flavors\":" + flavors(get, "").body + ",\"matrix\":";
   const FlavorData* own = snap->flavor(linked_toolchain().flavor());
   if (own && !own->cells.empty()) {
     get.query = "flavor=" + own->row.name;
-    data["matrix"] = json::parse(matrix(get).body);
+    data += matrix(get).body;
+  } else {
+    data += "null";
   }
+  data += "}";
   std::string text;
-  for (char c : data.dump(-1, ' ', false, json::error_handler_t::replace)) text += c == '<' ? std::string("\\u003c") : std::string(1, c);
+  for (char c : data) text += c == '<' ? std::string("\\u003c") : std::string(1, c);
   page.body.replace(at, kMarker.size(), "<script type=\"application/json\" id=\"initial\">" + text + "</script>");
   page.etag = "\"" + digest_hex(page.etag + snap->etag) + "\"";
 }

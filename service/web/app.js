@@ -44,8 +44,8 @@
     from: '', to: '', cell: null,  // cell: { key, target } whose evidence is open
   };
   let buildFlavor = '';  // the flavor the service's own build measures: the default
-  // What the page was served with (index.html's data block): the flavors and the build flavor's matrix, drawn
-  // before any request is made.
+  // What the page was served with (index.html's data block): the documents of /v1/flavors and of the build
+  // flavor's /v1/matrix, drawn before any request is made.
   let initial = null;
   try { initial = $('initial') ? JSON.parse($('initial').textContent) : null; } catch (e) { initial = null; }
   let flavors = [];     // /v1/flavors
@@ -567,7 +567,7 @@
     $('group').checked = state.group;
     renderLegend(null);
     try {
-      const answer = initial || await api('/v1/flavors');
+      const answer = (initial && initial.flavors) || await api('/v1/flavors');
       flavors = answer.flavors;
       buildFlavor = answer.build_flavor || '';
     } catch (e) {
