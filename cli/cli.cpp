@@ -34,7 +34,8 @@ constexpr const char* kFooter = R"(Exit codes:
   5  internal error
 
 Defaults: --db $ARCHDB_DB or <build dir>/archdb.sqlite (created from data/ on first use);
-          --data $ARCHDB_DATA or <checkout>/data.)";
+          --data $ARCHDB_DATA or <checkout>/data. An installed archdb: <prefix>/var/cache/archdb/archdb.sqlite
+          (the user's cache if the prefix is not writable) and <prefix>/share/archdb/data.)";
 
 std::string version_text() {
   initialize_amdgpu();

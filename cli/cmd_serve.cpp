@@ -15,19 +15,8 @@ struct ServeArgs {
   size_t cache_mb = service::Limits{}.cache_bytes >> 20;
 };
 
-// The page next to an installed binary (<prefix>/share/archdb/web), else the checkout this one was built from.
-std::string default_web_dir() {
-  std::error_code ec;
-  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "archdb" / "web";
-    if (std::filesystem::is_regular_file(installed / "index.html", ec)) return installed.string();
-  }
-  return std::string(ARCHDB_SOURCE_DIR) + "/service/web";
-}
-
 int serve(const Context& ctx, ServeArgs args) {
-  if (args.options.web_dir.empty()) args.options.web_dir = default_web_dir();
+  if (args.options.web_dir.empty()) args.options.web_dir = ctx.web;
   args.options.limits.cache_bytes = args.cache_mb << 20;
   auto schema = std::make_shared<service::Schema>();
   schema->catalog = ctx.load_catalog();
@@ -52,7 +41,7 @@ void add_serve(CLI::App& app, Context& context, int& exit_code) {
                  "a host name (NAME, no port) clients may reach this service by, besides IP addresses, localhost and "
                  "--host; repeatable. Requests naming any other host are refused (403): a DNS name rebound to this "
                  "machine cannot reach the API");
-  cmd->add_option("--web", o.web_dir, "the page's folder (default: share/archdb/web beside an installed archdb, else service/web of this checkout)");
+  cmd->add_option("--web", o.web_dir, "the page's folder (default: <prefix>/share/archdb/web for an installed archdb, else service/web of this checkout)");
   cmd->add_option("--threads", o.limits.threads, "workers, which serve requests once they have arrived whole (default: 16 per CPU this process may use)");
   cmd->add_option("--cache-mb", args->cache_mb, "MiB of rendered answers kept until the database changes (0: none, "
                                          "every answer is rendered afresh)")

@@ -11,7 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <system_error>
+
+#include <unistd.h>
 
 namespace archdb::cli {
 
@@ -21,14 +24,21 @@ std::string env_or(const char* name, const std::string& fallback) {
   return v && *v ? v : fallback;
 }
 
-// An installed archdb (`cmake --install`) finds its catalog and columns in <prefix>/share/archdb, next to
-// <prefix>/bin/archdb; a build-tree archdb uses the checkout it was built from.
-std::string installed_share_dir() {
+// An installed archdb (`cmake --install`) finds its catalog, columns and page in <prefix>/share/archdb and keeps
+// its database in <prefix>/var/cache/archdb (the folders relative to <prefix>/bin that cli/CMakeLists.txt
+// computes from GNUInstallDirs); a build-tree archdb uses the checkout it was built from and its build folder.
+struct Installed {
+  std::filesystem::path share;
+  std::filesystem::path db_dir;
+};
+
+std::optional<Installed> installed_layout() {
   std::error_code ec;
-  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return "";
-  std::filesystem::path share = exe.parent_path().parent_path() / "share" / "archdb";
-  return std::filesystem::exists(share / "schema" / "catalog.txt", ec) ? share.string() : "";
+  std::filesystem::path bin = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  if (ec) return std::nullopt;
+  std::filesystem::path share = (bin / ARCHDB_INSTALLED_SHARE_FROM_BIN).lexically_normal();
+  if (!std::filesystem::exists(share / "schema" / "catalog.txt", ec)) return std::nullopt;
+  return Installed{share, (bin / ARCHDB_INSTALLED_DB_FROM_BIN).lexically_normal()};
 }
 
 std::string user_cache_dir() {
@@ -36,21 +46,29 @@ std::string user_cache_dir() {
   if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/archdb";
   return "/tmp/archdb-cache";
 }
+
+// The prefix's database folder when this user can write there (made on first use); a prefix this user cannot
+// write (a system install run by someone else) leaves the database to the user's cache.
+std::string installed_db_dir(const std::filesystem::path& under_prefix) {
+  std::error_code ec;
+  std::filesystem::create_directories(under_prefix, ec);
+  if (!ec && ::access(under_prefix.c_str(), W_OK) == 0) return under_prefix.string();
+  std::string cache = user_cache_dir();
+  std::filesystem::create_directories(cache, ec);  // opening the store reports a failure with the path
+  return cache;
+}
 }  // namespace
 
 Context Context::with_defaults() {
   Context c;
-  const std::string installed = installed_share_dir();
-  const std::string source = installed.empty() ? ARCHDB_SOURCE_DIR : installed;
-  const std::string db_dir = installed.empty() ? ARCHDB_BINARY_DIR : user_cache_dir();
-  if (!installed.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(db_dir, ec);  // opening the store reports a failure with the path
-  }
+  const std::optional<Installed> installed = installed_layout();
+  const std::string source = installed ? installed->share.string() : ARCHDB_SOURCE_DIR;
+  const std::string db_dir = installed ? installed_db_dir(installed->db_dir) : ARCHDB_BINARY_DIR;
   c.db = env_or("ARCHDB_DB", db_dir + "/archdb.sqlite");
   c.data = env_or("ARCHDB_DATA", source + "/data");
   c.catalog = source + "/schema/catalog.txt";
   c.targets_file = source + "/schema/targets.txt";
+  c.web = installed ? source + "/web" : source + "/service/web";
   return c;
 }
 

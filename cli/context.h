@@ -14,10 +14,14 @@
 namespace archdb::cli {
 
 struct Context {
+  // Defaults name the checkout and build folder this archdb was built from; an installed archdb's name its
+  // prefix: <prefix>/share/archdb/{data,schema,web} and <prefix>/var/cache/archdb/archdb.sqlite (the user's
+  // cache when the prefix is not writable).
   std::string db;            // --db; default: $ARCHDB_DB, else <build dir>/archdb.sqlite
   std::string data;          // --data; default: $ARCHDB_DATA, else <checkout>/data
   std::string catalog;       // --catalog; default: <checkout>/schema/catalog.txt
   std::string targets_file;  // --targets-file; default: <checkout>/schema/targets.txt
+  std::string web;           // serve --web; default: <checkout>/service/web
 
   static Context with_defaults();
   Catalog load_catalog() const;

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -18,6 +19,7 @@
 #include "kernels/gate/code_object.h"
 #include "kernels/loader/gate_manifest.h"
 #include "support/error.h"
+#include "support/file_lock.h"
 #include "test_support.h"
 
 namespace archdb {
@@ -389,15 +391,13 @@ TEST(Gate, StaleManifestFailsTheBuild) {
   EXPECT_FALSE(fs::exists(dir / "out" / "gfx90a.hsaco"));
 }
 
-// Another project finds the installed archdb and gates its own kernel with it.
-TEST(Gate, InstalledPackageGatesAnotherProject) {
-  REQUIRE_GATE();
-  test::TempDir dir;
-  std::string build_dir = fs::path(ARCHDB_BINARY).parent_path().string();
-  ASSERT_EQ(run("cmake --install " + build_dir + " --prefix " + (dir / "prefix").string() + " >" +
-                (dir / "install.log").string() + " 2>&1"),
-            0)
-      << test::read(dir / "install.log");
+// A project of its own that finds archdb by `find_package(archdb CONFIG)` under `prefix_path` and gates an
+// MFMA kernel on gfx942 (cleared) and gfx1201 (refused): what it built, and its log.
+struct Consumer {
+  int rc;
+  std::string log;
+};
+Consumer gate_a_consumer_project(const fs::path& dir, const fs::path& prefix_path) {
   fs::create_directories(dir / "app" / "manifests");
   test::write(dir / "app" / "axpy.hip",
               "#define __global__ __attribute__((global))\n"
@@ -413,20 +413,92 @@ TEST(Gate, InstalledPackageGatesAnotherProject) {
   test::write(dir / "app" / "CMakeLists.txt",
               "cmake_minimum_required(VERSION 3.20)\nproject(app NONE)\n"
               "find_package(archdb CONFIG REQUIRED)\n"
+              "get_target_property(exe archdb::archdb IMPORTED_LOCATION)\n"
+              "message(STATUS \"archdb at ${exe}\")\n"
               "archdb_add_gated_kernels(app_kernels MANIFESTS manifests/atom.json TARGETS gfx942 gfx1201\n"
               "  COMPILER " ARCHDB_KERNEL_COMPILER " ARCHDB_ARGS --db " + (dir / "app.sqlite").string() + ")\n");
   std::string log = (dir / "app.log").string();
-  ASSERT_EQ(run("cmake -S " + (dir / "app").string() + " -B " + (dir / "app-build").string() +
-                " -DCMAKE_PREFIX_PATH=" + (dir / "prefix").string() + " >" + log + " 2>&1 && cmake --build " +
-                (dir / "app-build").string() + " >>" + log + " 2>&1"),
-            0)
-      << test::read(log);
-  std::string text = test::read(log);
-  EXPECT_NE(text.find("archdb gate: refused: atom_bf16 on gfx1201 (llvm"), std::string::npos) << text;
+  int rc = run("cmake -S " + (dir / "app").string() + " -B " + (dir / "app-build").string() +
+               " -DCMAKE_PREFIX_PATH=" + prefix_path.string() + " >" + log + " 2>&1 && cmake --build " +
+               (dir / "app-build").string() + " >>" + log + " 2>&1");
+  return {rc, test::read(log)};
+}
+
+void expect_the_consumer_gated_its_kernel(const fs::path& dir, const Consumer& app) {
+  EXPECT_NE(app.log.find("archdb gate: refused: atom_bf16 on gfx1201 (llvm"), std::string::npos) << app.log;
   GateManifest gate = GateManifest::load(dir / "app-build" / "app_kernels" / "gate-manifest.json");
   EXPECT_EQ(gate.kernels["atom_bf16"].targets, std::vector<std::string>{"gfx942"});
   EXPECT_TRUE(fs::exists(dir / "app-build" / "app_kernels" / "atom_bf16" / "gfx942.hsaco"));
   EXPECT_EQ(test::read(dir / "app-build" / "app_kernels" / "atom_bf16.targets"), "gfx942");
+}
+
+// Every file under `root` with its modification time (ctest's own Testing/ and the build's default database,
+// which other tests running beside this one may write, left out).
+std::map<std::string, fs::file_time_type> files_with_times(const fs::path& root) {
+  std::map<std::string, fs::file_time_type> files;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    std::string rel = fs::relative(it->path(), root).string();
+    if (rel == "Testing" || rel.rfind("archdb.sqlite", 0) == 0) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    std::error_code ec;
+    if (it->is_regular_file(ec)) files[rel] = fs::last_write_time(it->path(), ec);
+  }
+  return files;
+}
+
+// Another project finds archdb in its build tree, with no install, and gates its own kernel with it.
+TEST(Gate, BuildTreePackageGatesAnotherProject) {
+  REQUIRE_GATE();
+  test::TempDir dir;
+  const fs::path build_dir = fs::path(ARCHDB_BINARY).parent_path();
+  Consumer app = gate_a_consumer_project(dir.path(), build_dir);
+  ASSERT_EQ(app.rc, 0) << app.log;
+  EXPECT_NE(app.log.find("archdb at " + fs::path(ARCHDB_BINARY).string()), std::string::npos) << app.log;
+  expect_the_consumer_gated_its_kernel(dir.path(), app);
+}
+
+// Another project finds the installed archdb and gates its own kernel with it. The install writes under its
+// prefix only (CMake's own install_manifest.txt aside) and none of data/'s lock files; the installed archdb
+// answers from the prefix and keeps its database there, or where ARCHDB_DB says.
+TEST(Gate, InstalledPackageGatesAnotherProject) {
+  REQUIRE_GATE();
+  test::TempDir dir;
+  const fs::path build_dir = fs::path(ARCHDB_BINARY).parent_path();
+  const fs::path prefix = dir / "prefix";
+  { FileLock writer(test::source_dir() / "data" / ".llvm22.write-lock"); }  // as a regeneration leaves it
+  auto build_before = files_with_times(build_dir);
+  ASSERT_EQ(run("cmake --install " + build_dir.string() + " --prefix " + prefix.string() + " >" +
+                (dir / "install.log").string() + " 2>&1"),
+            0)
+      << test::read(dir / "install.log");
+  auto build_after = files_with_times(build_dir);
+  std::vector<std::string> written;
+  for (const auto& [file, time] : build_after)
+    if (!build_before.count(file) || build_before[file] != time) written.push_back(file);
+  EXPECT_EQ(written, std::vector<std::string>{"install_manifest.txt"});
+  for (const auto& entry : fs::recursive_directory_iterator(prefix))
+    EXPECT_NE(entry.path().filename().string()[0], '.') << entry.path();
+  EXPECT_TRUE(fs::exists(prefix / "share" / "archdb" / "data" / "llvm22" / "cells.jsonl"));
+
+  Consumer app = gate_a_consumer_project(dir.path(), prefix);
+  ASSERT_EQ(app.rc, 0) << app.log;
+  EXPECT_NE(app.log.find("archdb at " + (prefix / "bin" / "archdb").string()), std::string::npos) << app.log;
+  expect_the_consumer_gated_its_kernel(dir.path(), app);
+
+  // The installed archdb on its own: the prefix's columns, its database made under the prefix, nothing in the
+  // user's cache; ARCHDB_DB moves the database.
+  fs::create_directories(dir / "home");
+  const std::string env = "env -u ARCHDB_DB -u ARCHDB_DATA -u XDG_CACHE_HOME HOME=" + (dir / "home").string() + " ";
+  const std::string query = (prefix / "bin" / "archdb").string() + " query amdgcn.permlane64 --flavor llvm22 --target gfx1100 --json";
+  ASSERT_EQ(run(env + query + " >" + (dir / "q.json").string() + " 2>&1"), 0) << test::read(dir / "q.json");
+  EXPECT_NE(test::read(dir / "q.json").find("\"ok\""), std::string::npos) << test::read(dir / "q.json");
+  EXPECT_TRUE(fs::is_regular_file(prefix / "var" / "cache" / "archdb" / "archdb.sqlite"));
+  EXPECT_FALSE(fs::exists(dir / "home" / ".cache"));
+  ASSERT_EQ(run(env + "ARCHDB_DB=" + (dir / "own.sqlite").string() + " " + query + " >/dev/null 2>&1"), 0);
+  EXPECT_TRUE(fs::is_regular_file(dir / "own.sqlite"));
+  EXPECT_FALSE(fs::exists(dir / "home" / ".cache"));
 }
 
 // A target with features is decided with them and compiled with them: a wave64 gfx1100 has the WMMA key (in its
