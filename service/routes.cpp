@@ -9,6 +9,7 @@
 #include <set>
 
 #include "checker/ir_uses.h"
+#include "service/params.h"
 #include "service/render.h"
 #include "db/history.h"
 #include "llvm/toolchain.h"
@@ -26,8 +27,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-[[noreturn]] void fail(int status, const std::string& message) { throw HttpError{status, message, ""}; }
-
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
@@ -36,129 +35,6 @@ std::string lower(std::string s) {
 bool contains_ci(const std::string& haystack, const std::string& needle_lower) {
   return needle_lower.empty() || lower(haystack).find(needle_lower) != std::string::npos;
 }
-
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// application/x-www-form-urlencoded decoding of one query component.
-std::string decode_component(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') {
-      out += ' ';
-    } else if (s[i] == '%') {
-      int hi = i + 2 < s.size() ? hex_value(s[i + 1]) : -1;
-      int lo = i + 2 < s.size() ? hex_value(s[i + 2]) : -1;
-      if (hi < 0 || lo < 0) fail(400, "malformed percent-encoding in the query string");
-      out += static_cast<char>(hi * 16 + lo);
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
-// The query parameters of one request, checked against what its endpoint accepts.
-class Params {
- public:
-  explicit Params(const std::string& raw) {
-    size_t pos = 0;
-    while (pos <= raw.size() && !raw.empty()) {
-      size_t amp = raw.find('&', pos);
-      std::string part = raw.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
-      if (!part.empty()) {
-        size_t eq = part.find('=');
-        std::string name = decode_component(part.substr(0, eq));
-        std::string value = eq == std::string::npos ? "" : decode_component(part.substr(eq + 1));
-        values_[name].push_back(value);
-        order_.push_back(name);
-      }
-      if (amp == std::string::npos) break;
-      pos = amp + 1;
-    }
-  }
-
-  // Refuses parameters the endpoint does not know (naming them) and scalars given twice.
-  void allow(const std::vector<std::string>& scalars, const std::vector<std::string>& lists) const {
-    std::vector<std::string> unknown;
-    for (const auto& name : order_) {
-      bool known = std::count(scalars.begin(), scalars.end(), name) || std::count(lists.begin(), lists.end(), name);
-      if (!known && std::find(unknown.begin(), unknown.end(), name) == unknown.end()) unknown.push_back(name);
-    }
-    if (!unknown.empty()) {
-      std::vector<std::string> quoted, all;
-      for (const auto& u : unknown) quoted.push_back("'" + u + "'");
-      all.insert(all.end(), scalars.begin(), scalars.end());
-      all.insert(all.end(), lists.begin(), lists.end());
-      fail(400, std::string(unknown.size() == 1 ? "unknown parameter " : "unknown parameters ") + join(quoted, ", ") +
-                    (all.empty() ? " (this endpoint takes none)" : " (this endpoint takes: " + join(all, ", ") + ")"));
-    }
-    for (const auto& s : scalars) {
-      auto it = values_.find(s);
-      if (it != values_.end() && it->second.size() > 1) fail(400, "parameter '" + s + "' given more than once");
-    }
-  }
-
-  std::optional<std::string> get(const std::string& name) const {
-    auto it = values_.find(name);
-    if (it == values_.end()) return std::nullopt;
-    return it->second.front();
-  }
-  std::string get_or(const std::string& name, const std::string& fallback) const {
-    auto v = get(name);
-    return v ? *v : fallback;
-  }
-  // A list parameter: repeated, comma-separated, or both; empty pieces dropped.
-  std::vector<std::string> list(const std::string& name) const {
-    std::vector<std::string> out;
-    auto it = values_.find(name);
-    if (it == values_.end()) return out;
-    for (const auto& v : it->second) {
-      size_t pos = 0;
-      while (pos <= v.size()) {
-        size_t comma = v.find(',', pos);
-        std::string piece = v.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        size_t b = piece.find_first_not_of(" \t"), e = piece.find_last_not_of(" \t");
-        if (b != std::string::npos) out.push_back(piece.substr(b, e - b + 1));
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
-    }
-    return out;
-  }
-  // A list of GPU targets: as list(), each as cells name it (canonical_target: an alias such as fiji is
-  // gfx803; features in LLVM's form, "gfx1100:+wavefrontsize64,-wavefrontsize32"); an unknown feature is a 400.
-  // A featured target's own commas are its features, not the list's: a piece that starts with + or - continues
-  // the target before it.
-  std::vector<std::string> targets(const std::string& name) const {
-    std::vector<std::string> out;
-    for (auto& piece : list(name)) {
-      if (!out.empty() && (piece[0] == '+' || piece[0] == '-') && out.back().find(':') != std::string::npos)
-        out.back() += "," + piece;
-      else
-        out.push_back(piece);
-    }
-    for (auto& t : out) t = canonical_target(t);
-    return out;
-  }
-  size_t number(const std::string& name, size_t fallback) const {
-    auto v = get(name);
-    if (!v) return fallback;
-    if (v->empty() || v->size() > 9 || !std::all_of(v->begin(), v->end(), [](char c) { return c >= '0' && c <= '9'; }))
-      fail(400, "parameter '" + name + "' must be a non-negative integer, not '" + *v + "'");
-    return static_cast<size_t>(std::stoul(*v));
-  }
-
- private:
-  std::map<std::string, std::vector<std::string>> values_;
-  std::vector<std::string> order_;
-};
 
 Reply json_reply(const json& j, const std::shared_ptr<const Snapshot>& snap = nullptr) {
   Reply r;
@@ -284,7 +160,8 @@ Api::Api(SnapshotSource& source, std::shared_ptr<const Schema> schema, const Sto
       checker_(store, schema_->catalog, schema_->targets),
       limits_(limits),
       ir_reader_(ir_reader),
-      origin_policy_(std::move(origin_policy)) {
+      origin_policy_(std::move(origin_policy)),
+      cache_(limits.cache_bytes) {
   compute_free_ = limits_.compute_slots ? limits_.compute_slots : static_cast<unsigned>(usable_cpus());
   std::error_code ec;
   if (!fs::is_regular_file(fs::path(web_dir) / "index.html", ec))
@@ -334,22 +211,13 @@ Reply Api::handle(const Request& request) const {
     return refused;
   }
   Reply reply;
-  bool cacheable = limits_.cache_bytes > 0 && (request.method == "GET" || request.method == "HEAD") &&
+  bool cacheable = cache_.enabled() && (request.method == "GET" || request.method == "HEAD") &&
                    request.path.rfind("/v1/", 0) == 0 && request.path != "/v1/status" && request.path != "/v1/";
-  std::string cache_key, etag;
-  bool cached = false;
-  if (cacheable) {
-    cache_key = request.path + "?" + request.query;
-    etag = source_.current()->etag;
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    auto it = cache_.find(cache_key);
-    if (cache_etag_ == etag && it != cache_.end()) {
-      reply = it->second;
-      cached = true;
-    }
-  }
+  const std::string cache_key = cacheable ? request.path + "?" + request.query : "";
+  const std::string etag = cacheable ? source_.current()->etag : "";
+  std::optional<Reply> cached = cacheable ? cache_.find(cache_key, etag) : std::nullopt;
   try {
-    if (!cached) reply = route(request);
+    reply = cached ? *cached : route(request);
   } catch (const HttpError& e) {
     reply = Reply{};
     reply.status = e.status;
@@ -367,16 +235,7 @@ Reply Api::handle(const Request& request) const {
     reply.status = 500;
     reply.body = error_body(500, std::string("internal error: ") + e.what());
   }
-  if (cacheable && !cached && reply.status == 200 && reply.etag == etag) {
-    std::lock_guard<std::mutex> lock(cache_mutex_);
-    if (cache_etag_ != etag) {
-      cache_.clear();
-      cache_bytes_ = 0;
-      cache_etag_ = etag;
-    }
-    if (cache_bytes_ + reply.body.size() + cache_key.size() <= limits_.cache_bytes && cache_.emplace(cache_key, reply).second)
-      cache_bytes_ += reply.body.size() + cache_key.size();
-  }
+  if (cacheable && !cached) cache_.keep(cache_key, etag, reply);
   if (reply.status == 200 && !reply.etag.empty() && !request.if_none_match.empty() &&
       (request.if_none_match == reply.etag || request.if_none_match == "*")) {
     reply.status = 304;

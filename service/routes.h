@@ -14,6 +14,8 @@
 
 #include "checker/checker.h"
 #include "checker/ir_reader.h"
+#include "service/answer_cache.h"
+#include "service/messages.h"
 #include "service/origin.h"
 #include "service/snapshot.h"
 
@@ -34,36 +36,6 @@ struct Limits {
   unsigned threads = 0;             // connection workers; 0: 16 per CPU of the process's affinity
   unsigned compute_slots = 0;       // concurrent IR reads (LLVM); 0: the CPUs of the affinity
   size_t cache_bytes = 64u << 20;   // rendered GET answers kept for the current snapshot; 0: none
-};
-
-struct Request {
-  std::string method;        // GET, HEAD, POST, ...
-  std::string path;          // percent-decoded
-  std::string query;         // raw, after '?'
-  std::string content_type;  // the header as sent
-  std::string body;
-  std::string if_none_match;
-  // Who sent it (service/origin.h): empty where the header was absent.
-  std::string host;
-  std::string origin;
-  std::string sec_fetch_site;
-  std::string sec_fetch_mode;
-};
-
-struct Reply {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::string etag;
-  std::string cache_control = "no-cache";
-  std::string allow;  // for 405
-};
-
-// An error with its HTTP status; the message is the body's "message".
-struct HttpError {
-  int status;
-  std::string message;
-  std::string allow;
 };
 
 class Api {
@@ -121,12 +93,7 @@ class Api {
   const IsolatedIrReader& ir_reader_;
   OriginPolicy origin_policy_;
   std::map<std::string, WebFile> web_;
-  // Rendered GET answers of the current snapshot, by path and query: a snapshot never changes, so an
-  // answer is good until the next one (cleared when the ETag changes), within a byte budget.
-  mutable std::mutex cache_mutex_;
-  mutable std::map<std::string, Reply> cache_;
-  mutable std::string cache_etag_;
-  mutable size_t cache_bytes_ = 0;
+  mutable AnswerCache cache_;  // handle() is const: answering a request keeps its answer
   mutable std::mutex compute_mutex_;
   mutable std::condition_variable compute_cv_;
   mutable unsigned compute_free_ = 1;
