@@ -553,7 +553,8 @@ std::map<std::string, Cell> weighed(const CensusMatch& m, const std::vector<std:
 }  // namespace
 
 bool query_census(const Context& ctx, const Store& store, const std::string& name,
-                  const std::vector<std::string>& only_flavors, const std::vector<std::string>& only_targets, bool json) {
+                  const std::vector<std::string>& only_flavors, const std::vector<std::string>& only_targets, bool json,
+                  const std::pair<std::string, std::string>& resolved) {
   std::vector<std::string> flavors = census_flavors(store);
   if (!only_flavors.empty()) {
     std::vector<std::string> keep;
@@ -577,6 +578,7 @@ bool query_census(const Context& ctx, const Store& store, const std::string& nam
     nlohmann::ordered_json out;
     out["key"] = name;
     out["source"] = "census";
+    if (!resolved.second.empty()) out["resolved"] = {{"asked", resolved.first}, {"how", resolved.second}};
     nlohmann::ordered_json fl = nlohmann::ordered_json::object();
     for (const auto& [f, m] : found) {
       nlohmann::ordered_json col;
@@ -604,6 +606,7 @@ bool query_census(const Context& ctx, const Store& store, const std::string& nam
     std::printf("%s\n", out.dump(2).c_str());
     return true;
   }
+  if (!resolved.second.empty()) std::printf("%s: %s\n", resolved.first.c_str(), resolved.second.c_str());
   std::printf("%s (census: not a catalog key)\n", name.c_str());
   for (const auto& [f, m] : found) {
     if (m.not_probed) std::printf("\n%s census: %s not probed: %s\n", f.c_str(), m.not_probed->intrinsic.c_str(), m.not_probed->reason.c_str());

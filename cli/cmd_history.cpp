@@ -38,26 +38,7 @@ struct HistoryArgs {
   bool json = false;
 };
 
-// A history's body, for a key's columns and an intrinsic's censuses alike: per target, each flavor's cell and the
-// summary, as JSON or as a table (headed `first`, each flavor's label, "summary").
-using RowFor = std::function<std::vector<FlavorCell>(const std::string& target)>;
-
-// Census answers name the instantiation that decided them (`instantiation`).
-nlohmann::ordered_json history_targets_json(const std::vector<std::string>& targets, const RowFor& row_for,
-                                            bool instantiation) {
-  nlohmann::ordered_json ts = nlohmann::ordered_json::object();
-  for (const auto& t : targets) {
-    nlohmann::ordered_json per = nlohmann::ordered_json::object();
-    auto row = row_for(t);
-    for (const auto& fc : row) {
-      nlohmann::ordered_json c = fc.cell ? nlohmann::ordered_json(cell_to_json(*fc.cell)) : nlohmann::ordered_json(nullptr);
-      if (fc.cell && instantiation) c["instantiation"] = fc.cell->key;
-      per[fc.flavor] = c;
-    }
-    ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
-  }
-  return ts;
-}
+using RowFor = HistoryRowFor;
 
 std::string history_table(const std::string& first, const std::vector<std::string>& labels,
                           const std::vector<std::string>& targets, const RowFor& row_for) {
@@ -78,49 +59,23 @@ std::string history_table(const std::string& first, const std::vector<std::strin
 // An intrinsic outside the catalog, from the censuses: per processor, its answer in each flavor over every
 // instantiation that flavor's census measured of it (intrinsic_answer). False when no census has it.
 bool intrinsic_history(const Store& store, const HistoryArgs& args) {
-  std::vector<std::string> flavors = census_flavors(store);
-  std::sort(flavors.begin(), flavors.end(), flavor_before);
-  std::map<std::pair<std::string, std::string>, Cell> answers;  // (flavor, processor) -> the answer
-  std::map<std::string, std::vector<std::string>> instantiations;  // flavor -> the rows weighed
-  std::set<std::string> answered;
-  std::vector<std::string> with;
-  for (const std::string& f : flavors) {
+  std::vector<CensusOfIntrinsic> censuses;
+  for (const std::string& f : census_flavors(store)) {
     CensusMatch m = find_census(store, f, args.key);
-    if (m.instantiations.empty()) continue;
-    with.push_back(f);
-    for (const auto& i : m.instantiations) instantiations[f].push_back(i.key);
-    for (auto& [t, a] : intrinsic_answers(m.instantiations, m.cells, args.targets)) {
-      answers[{f, t}] = std::move(a);
-      answered.insert(t);
-    }
+    censuses.push_back({f, std::move(m.instantiations), std::move(m.cells)});
   }
-  if (with.empty()) return false;
-  const std::vector<std::string> processors(answered.begin(), answered.end());
-  auto row_for = [&](const std::string& t) {
-    std::vector<FlavorCell> row;
-    for (const std::string& f : with) {
-      auto a = answers.find({f, t});
-      row.push_back({f, false, a == answers.end() ? nullptr : &a->second});
-    }
-    return row;
-  };
-  const std::string name = full_intrinsic_name(args.key);
+  const IntrinsicHistory h = archdb::intrinsic_history(args.key, censuses, args.targets);
+  if (h.empty()) return false;
   if (args.json) {
-    nlohmann::ordered_json out;
-    out["key"] = name;
-    out["source"] = "census";
-    nlohmann::ordered_json fl = nlohmann::ordered_json::array();
-    for (const std::string& f : with) fl.push_back({{"name", f}, {"origin", "census"}, {"instantiations", instantiations[f]}});
-    out["flavors"] = fl;
-    out["targets"] = history_targets_json(processors, row_for, true);
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", h.to_json().dump(2).c_str());
     return true;
   }
   std::vector<std::string> labels;
-  for (const std::string& f : with) labels.push_back(f + " (census)");
+  for (const std::string& f : h.flavors) labels.push_back(f + " (census)");
   std::printf("%s (census: not a catalog key; on each processor, ok where any instantiation lowers, refused where "
-              "every one is)\n\n%s", name.c_str(), history_table("processor", labels, processors, row_for).c_str());
-  for (const std::string& f : with) std::printf("\n%s: %s\n", f.c_str(), join(instantiations[f], ", ").c_str());
+              "every one is)\n\n%s", h.name.c_str(),
+              history_table("processor", labels, h.processors, [&h](const std::string& t) { return h.row(t); }).c_str());
+  for (const std::string& f : h.flavors) std::printf("\n%s: %s\n", f.c_str(), join(h.instantiations.at(f), ", ").c_str());
   return true;
 }
 

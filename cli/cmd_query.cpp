@@ -1,13 +1,17 @@
 // cli/cmd_query.cpp — `archdb query KEY`: a key's cells, targets by flavors, with status, what it lowered to
 // and the evidence; and `archdb runs`: the record of runs.
 #include <cstdio>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "cli/census_view.h"
 #include "cli/commands.h"
 #include "cli/key_cells.h"
 #include "cli/table.h"
+#include "db/census.h"
+#include "support/text.h"
 #include "support/error.h"
 
 namespace archdb::cli {
@@ -30,6 +34,34 @@ std::string detail(const Cell& c) {
   return s;
 }
 
+// `query KEY --target P` for processors P that the key's columns do not hold: the censuses answer the instantiation
+// the key poses there (as the census poses it), said first; P must be a census processor, and is asked apart from
+// the key's own targets.
+int query_census_processors(const Context& ctx, const Store& store, const KeyCells& all, const std::string& asked,
+                            const QueryArgs& args, const std::vector<std::string>& in_columns,
+                            const std::vector<std::string>& others) {
+  std::vector<const Cell*> mine;
+  for (const auto& [flavor, cells] : all.cells)
+    for (const auto& [target, cell] : cells) mine.push_back(&cell);
+  std::optional<std::string> inst = plain_instantiation(mine);
+  std::set<std::string> processors;
+  if (inst)
+    for (const std::string& f : census_flavors(store))
+      for (const Cell& c : find_census(store, f, *inst).cells) processors.insert(c.target);
+  for (const auto& t : others)
+    if (!processors.count(t))
+      throw usage_error("unknown target '" + t + "' for key '" + args.key + "' (not a target of its columns" +
+                        (inst ? ", nor a processor of a census measuring " + *inst : "") + ")");
+  if (!in_columns.empty())
+    throw usage_error("ask " + join(others, ", ") + " (answered by the censuses) apart from " + join(in_columns, ", ") +
+                      " (targets of " + args.key + "'s columns)");
+  const std::string how = join(others, ", ") + " is not a target of " + args.key + "'s columns: the censuses answer " +
+                          *inst + ", the intrinsic it poses, as the census poses it";
+  if (!query_census(ctx, store, *inst, args.flavors, others, args.json, {asked, how}))
+    throw usage_error("no census measures " + *inst);
+  return kExitOk;
+}
+
 int query(const Context& ctx, const QueryArgs& asked) {
   auto store = ctx.open_store();
   QueryArgs args = asked;
@@ -39,6 +71,14 @@ int query(const Context& ctx, const QueryArgs& asked) {
   if (name.census && query_census(ctx, *store, *name.census, args.flavors, args.targets, args.json)) return kExitOk;
   args.key = name.key;
   const std::string resolved = name.census ? "" : name.how;  // how another spelling led to the key
+  if (!args.targets.empty()) {
+    // A processor the key's columns do not hold but a census does: the census answers the key's instantiation.
+    KeyCells all = gather_key_cells(ctx, *store, args.key, args.flavors, {});
+    std::vector<std::string> in_columns, others;
+    for (const auto& t : args.targets)
+      (std::find(all.targets.begin(), all.targets.end(), t) != all.targets.end() ? in_columns : others).push_back(t);
+    if (!others.empty()) return query_census_processors(ctx, *store, all, asked.key, args, in_columns, others);
+  }
   KeyCells kc = gather_key_cells(ctx, *store, args.key, args.flavors, args.targets);
   const auto& flavors = kc.flavors;
   const auto& order = kc.targets;

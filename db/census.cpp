@@ -614,4 +614,14 @@ void sync_census_from_data(Store& store, const fs::path& data_root) {
   }
 }
 
+std::optional<std::string> plain_instantiation(const std::vector<const Cell*>& key_cells) {
+  std::optional<std::string> found;
+  for (const Cell* c : key_cells) {
+    if (c->target.find(':') != std::string::npos || c->intrinsic.empty()) continue;
+    if (found && *found != c->intrinsic) return std::nullopt;
+    found = c->intrinsic;
+  }
+  return found;
+}
+
 }  // namespace archdb

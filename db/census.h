@@ -113,6 +113,9 @@ std::optional<Cell> intrinsic_answer(const std::vector<CensusInstantiation>& ins
 std::map<std::string, Cell> intrinsic_answers(const std::vector<CensusInstantiation>& instantiations,
                                               const std::vector<Cell>& cells,
                                               const std::vector<std::string>& only_targets = {});
+// The instantiation a catalog key poses on processors without features (its cells' `intrinsic` there), which a
+// census answers on processors the key's columns do not hold; nullopt where those cells pose none or disagree.
+std::optional<std::string> plain_instantiation(const std::vector<const Cell*>& key_cells);
 // `name` with the "llvm.amdgcn." prefix, added where it is left out ("cos" -> "llvm.amdgcn.cos").
 std::string full_intrinsic_name(const std::string& name);
 // One census cell by the instantiation's name (the intrinsic name a kernel's IR calls), looked up on demand.

@@ -143,4 +143,62 @@ std::string change_group(const Cell& from, const Cell& to) {
   return "other";
 }
 
+nlohmann::ordered_json history_targets_json(const std::vector<std::string>& targets, const HistoryRowFor& row_for,
+                                            bool instantiation) {
+  nlohmann::ordered_json ts = nlohmann::ordered_json::object();
+  for (const auto& t : targets) {
+    nlohmann::ordered_json per = nlohmann::ordered_json::object();
+    auto row = row_for(t);
+    for (const auto& fc : row) {
+      nlohmann::ordered_json c = fc.cell ? nlohmann::ordered_json(cell_to_json(*fc.cell)) : nlohmann::ordered_json(nullptr);
+      if (fc.cell && instantiation) c["instantiation"] = fc.cell->key;
+      per[fc.flavor] = c;
+    }
+    ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
+  }
+  return ts;
+}
+
+IntrinsicHistory intrinsic_history(const std::string& name, const std::vector<CensusOfIntrinsic>& censuses,
+                                   const std::vector<std::string>& only_targets) {
+  IntrinsicHistory h;
+  h.name = full_intrinsic_name(name);
+  std::vector<const CensusOfIntrinsic*> order;
+  for (const auto& c : censuses)
+    if (!c.instantiations.empty()) order.push_back(&c);
+  std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return flavor_before(a->flavor, b->flavor); });
+  std::set<std::string> answered;
+  for (const CensusOfIntrinsic* c : order) {
+    h.flavors.push_back(c->flavor);
+    for (const auto& i : c->instantiations) h.instantiations[c->flavor].push_back(i.key);
+    for (auto& [t, a] : intrinsic_answers(c->instantiations, c->cells, only_targets)) {
+      h.answers[{c->flavor, t}] = std::move(a);
+      answered.insert(t);
+    }
+  }
+  h.processors.assign(answered.begin(), answered.end());
+  return h;
+}
+
+std::vector<FlavorCell> IntrinsicHistory::row(const std::string& processor) const {
+  std::vector<FlavorCell> row;
+  for (const std::string& f : flavors) {
+    auto a = answers.find({f, processor});
+    row.push_back({f, false, a == answers.end() ? nullptr : &a->second});
+  }
+  return row;
+}
+
+nlohmann::ordered_json IntrinsicHistory::to_json() const {
+  nlohmann::ordered_json out;
+  out["key"] = name;
+  out["source"] = "census";
+  nlohmann::ordered_json fl = nlohmann::ordered_json::array();
+  for (const std::string& f : flavors)
+    fl.push_back({{"name", f}, {"origin", "census"}, {"instantiations", instantiations.at(f)}});
+  out["flavors"] = fl;
+  out["targets"] = history_targets_json(processors, [this](const std::string& t) { return row(t); }, true);
+  return out;
+}
+
 }  // namespace archdb

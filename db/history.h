@@ -4,10 +4,14 @@
 // become "no".
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "db/census.h"
 #include "db/column.h"
 
 namespace archdb {
@@ -24,6 +28,35 @@ bool flavor_before(const std::string& a, const std::string& b);
 
 // The one-line summary of a target's history over measured flavors (imported ones are not evidence here).
 std::string history_summary(const std::vector<FlavorCell>& cells);
+
+// A history's body, for a key's columns and an intrinsic's censuses alike: per target, each flavor's cell (null
+// where it has none) and the summary — the "targets" object of `archdb history --json` and GET /v1/history.
+// Census answers name the instantiation that decided them (`instantiation`).
+using HistoryRowFor = std::function<std::vector<FlavorCell>(const std::string& target)>;
+nlohmann::ordered_json history_targets_json(const std::vector<std::string>& targets, const HistoryRowFor& row_for,
+                                            bool instantiation);
+
+// An intrinsic outside the catalog across the censuses: per processor, each flavor's answer over every
+// instantiation that flavor's census measured of it (intrinsic_answers).
+struct CensusOfIntrinsic {
+  std::string flavor;
+  std::vector<CensusInstantiation> instantiations;  // empty: this census did not measure it
+  std::vector<Cell> cells;                          // theirs, sorted by (key, target)
+};
+struct IntrinsicHistory {
+  std::string name;                                               // llvm.amdgcn.*
+  std::vector<std::string> flavors;                               // the censuses that measured it, oldest first
+  std::map<std::string, std::vector<std::string>> instantiations;  // flavor -> the rows weighed
+  std::vector<std::string> processors;                            // answered by any, sorted
+  std::map<std::pair<std::string, std::string>, Cell> answers;    // (flavor, processor) -> the answer
+
+  bool empty() const { return flavors.empty(); }
+  std::vector<FlavorCell> row(const std::string& processor) const;
+  // The document of `archdb history NAME --json` and GET /v1/history/NAME.
+  nlohmann::ordered_json to_json() const;
+};
+IntrinsicHistory intrinsic_history(const std::string& name, const std::vector<CensusOfIntrinsic>& censuses,
+                                   const std::vector<std::string>& only_targets = {});
 
 // How a cell changed from one flavor to another; "" if it did not. A cell ok in both changed its lowering when
 // the call's own instructions (is_plumbing_mnemonic: not the waits, nops and moves around it) or its posing

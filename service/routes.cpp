@@ -291,12 +291,13 @@ const std::vector<Api::Route>& Api::routes() {
        "spelling, ranked, each with what it leads to and the command that answers it",
        [](const Api& a, const Request& r, const auto&) { return a.search(r); }},
       {"GET", "/v1/cells/{flavor}/{key}/{target}", "", "one cell: status, lowered_to or evidence (the key in any "
-       "spelling: its builtin, the intrinsic it poses)",
+       "spelling: its builtin, the intrinsic it poses); a processor only the census has: the census's answer",
        [](const Api& a, const Request& r, const auto& v) { return a.cell(r, v[0], v[1], v[2]); }},
       {"GET", "/v1/matrix", "flavor (required), q, keys, targets, family, status, detail, limit, offset",
        "keys by targets for a flavor",
        [](const Api& a, const Request& r, const auto&) { return a.matrix(r); }},
-      {"GET", "/v1/history/{key}", "targets", "a key (in any spelling) across flavors, per target, with a summary",
+      {"GET", "/v1/history/{key}", "targets", "a key (in any spelling) across flavors, per target, with a summary; "
+       "an intrinsic outside the catalog across the censuses, per processor",
        [](const Api& a, const Request& r, const auto& v) { return a.history(r, v[0]); }},
       {"GET", "/v1/intrinsics/{flavor}/{name}", "targets", "an llvm.amdgcn.* intrinsic (or one instantiation) on every "
        "processor of the flavor's census: ok where any instantiation lowers, naming it; refused only where every one "
@@ -526,17 +527,47 @@ Reply Api::search(const Request& r) const {
 
 // The catalog key `name` stands for (db/search.h NameIndex::resolve, as `archdb query` reads it); `name` itself
 // where it is a key of some column or resolves to none. `how` receives the resolution's reason.
-static std::string key_for(const Snapshot& snap, const Schema& schema, const std::string& name, std::string& how) {
+// The catalog key `name` stands for (`how` says how, where it was another spelling). A name the censuses answer
+// (an intrinsic no key poses) goes to `census_intrinsic` where the caller takes one, else is a 404 saying where
+// it is answered.
+static std::string key_for(const Snapshot& snap, const Schema& schema, const std::string& name, std::string& how,
+                           std::string* census_intrinsic = nullptr) {
   if (schema.catalog.find(name)) return name;
   for (const auto& f : snap.flavors)
     if (std::binary_search(f->keys.begin(), f->keys.end(), name)) return name;
   auto r = snap.names->resolve(name);
   if (!r) return name;
-  if (r->kind != NameKind::kKey)
+  if (r->kind != NameKind::kKey) {
+    if (census_intrinsic) {
+      *census_intrinsic = r->name;
+      return "";
+    }
     fail(404, "'" + name + "' is not a catalog key; the censuses answer " + r->name + ": GET /v1/intrinsics/{flavor}/" +
                   r->name);
+  }
   how = r->how;
   return r->name;
+}
+
+// The rows of `full` in one flavor's census (an intrinsic's instantiations, or one instantiation by its own
+// name) with their cells on `targets` (every processor of the census where empty), cells sorted by (key,
+// target) as the store gives them. No instantiations: the census did not measure it (or there is no census).
+static CensusOfIntrinsic census_rows(const FlavorData& f, const std::string& full, std::vector<std::string> targets) {
+  CensusOfIntrinsic out{f.row.name, {}, {}};
+  const CensusIndex* census = f.index.census.get();
+  if (!census) return out;
+  if (auto of = census->instantiations_of.find(full); of != census->instantiations_of.end()) {
+    for (const std::string& key : of->second) out.instantiations.push_back({key, full, {}});
+  } else if (census->by_name.count(full)) {
+    out.instantiations.push_back({full, full, {}});  // one instantiation, named as a kernel's IR names it
+  }
+  if (targets.empty()) targets = census->processors;
+  for (const CensusInstantiation& inst : out.instantiations)
+    for (const std::string& target : targets)
+      if (std::optional<Cell> c = census->find(inst.key, target)) out.cells.push_back(std::move(*c));
+  std::sort(out.cells.begin(), out.cells.end(),
+            [](const Cell& a, const Cell& b) { return std::tie(a.key, a.target) < std::tie(b.key, b.target); });
+  return out;
 }
 
 Reply Api::cell(const Request& r, const std::string& flavor, const std::string& named_key, const std::string& named) const {
@@ -554,6 +585,26 @@ Reply Api::cell(const Request& r, const std::string& flavor, const std::string& 
   if (f.cells.empty()) fail(404, no_cells_reason(f));
   if (!std::binary_search(f.keys.begin(), f.keys.end(), key))
     fail(404, unknown_key_message(*schema_, key) + " in " + flavor);
+  // A processor of the census but not of the column: the census answers the instantiation the key poses.
+  const CensusIndex* census = f.index.census.get();
+  if (census && std::binary_search(census->processors.begin(), census->processors.end(), target)) {
+    auto [b, e] = f.key_cells(key);
+    std::vector<const Cell*> mine;
+    for (const Cell* c = b; c != e; ++c) mine.push_back(c);
+    if (std::optional<std::string> inst = plain_instantiation(mine)) {
+      CensusOfIntrinsic rows = census_rows(f, *inst, {target});
+      std::map<std::string, Cell> weighed = intrinsic_answers(rows.instantiations, rows.cells);
+      if (auto answer = weighed.find(target); answer != weighed.end()) {
+        json j = cell_json(f, answer->second);
+        j["instantiation"] = answer->second.key;
+        j["source"] = "census";
+        j["asked"] = {{"key", key}, {"target", target}};
+        j["note"] = target + " is not a target of " + flavor + "'s column: its census answers " + *inst +
+                    ", the intrinsic " + key + " poses, as the census poses it";
+        return json_reply(j, snap);
+      }
+    }
+  }
   fail(404, "no cell for " + key + " on '" + target + "' in " + flavor + " (its targets: " + join(f.targets, ", ") + ")");
 }
 
@@ -565,16 +616,6 @@ Reply Api::intrinsic(const Request& r, const std::string& flavor, const std::str
   const CensusIndex* census = f.index.census.get();
   if (!census || census->processors.empty()) fail(404, flavor + " has no census (archdb census --flavor " + flavor + ")");
   const std::string full = full_intrinsic_name(name);
-  std::vector<CensusInstantiation> instantiations;
-  if (auto of = census->instantiations_of.find(full); of != census->instantiations_of.end()) {
-    for (const std::string& key : of->second) instantiations.push_back({key, full, {}});
-  } else if (census->by_name.count(full)) {
-    instantiations.push_back({full, full, {}});  // one instantiation, named as a kernel's IR names it
-  } else if (census->intrinsics.count(full)) {
-    fail(404, full + " is an intrinsic of " + flavor + " that its census could not instantiate (archdb query " + full + ")");
-  } else {
-    fail(404, "'" + name + "' is not an llvm.amdgcn.* intrinsic of " + flavor + "'s census");
-  }
   std::vector<std::string> targets = census->processors;
   if (std::vector<std::string> only = p.list("targets"); !only.empty()) {
     for (const std::string& t : only)
@@ -582,11 +623,13 @@ Reply Api::intrinsic(const Request& r, const std::string& flavor, const std::str
         fail(400, "'" + t + "' is not a processor of " + flavor + "'s census");
     targets = only;
   }
-  std::vector<Cell> cells;
-  for (const std::string& target : targets)
-    for (const CensusInstantiation& inst : instantiations)
-      if (std::optional<Cell> c = census->find(inst.key, target)) cells.push_back(std::move(*c));
-  std::map<std::string, Cell> weighed = intrinsic_answers(instantiations, cells);
+  CensusOfIntrinsic rows = census_rows(f, full, targets);
+  if (rows.instantiations.empty()) {
+    if (census->intrinsics.count(full))
+      fail(404, full + " is an intrinsic of " + flavor + " that its census could not instantiate (archdb query " + full + ")");
+    fail(404, "'" + name + "' is not an llvm.amdgcn.* intrinsic of " + flavor + "'s census");
+  }
+  std::map<std::string, Cell> weighed = intrinsic_answers(rows.instantiations, rows.cells);
   json answers = json::object();
   for (const std::string& target : targets) {
     auto answer = weighed.find(target);
@@ -597,7 +640,7 @@ Reply Api::intrinsic(const Request& r, const std::string& flavor, const std::str
     answers[target] = a;
   }
   json keys = json::array();
-  for (const CensusInstantiation& inst : instantiations) keys.push_back(inst.key);
+  for (const CensusInstantiation& inst : rows.instantiations) keys.push_back(inst.key);
   json j;
   j["flavor"] = flavor;
   j["intrinsic"] = full;
@@ -676,8 +719,23 @@ Reply Api::history(const Request& r, const std::string& named_key) const {
   Params p(r.query);
   p.allow({}, {"targets"});
   auto snap = source_.current();
-  std::string how;
-  const std::string key = key_for(*snap, *schema_, named_key, how);
+  std::string how, census_intrinsic;
+  const std::string key = key_for(*snap, *schema_, named_key, how, &census_intrinsic);
+  if (!census_intrinsic.empty()) {
+    // An intrinsic outside the catalog: every census's answer per processor, as `archdb history NAME --json`.
+    std::vector<CensusOfIntrinsic> censuses;
+    std::set<std::string> processors;
+    for (const auto& f : snap->flavors) {
+      censuses.push_back(census_rows(*f, census_intrinsic, {}));
+      if (f->index.census) processors.insert(f->index.census->processors.begin(), f->index.census->processors.end());
+    }
+    std::vector<std::string> wanted = p.targets("targets");
+    for (const auto& t : wanted)
+      if (!processors.count(t)) fail(400, "unknown target '" + t + "' for " + census_intrinsic + " (not a processor of any census)");
+    IntrinsicHistory h = intrinsic_history(census_intrinsic, censuses, wanted);
+    if (h.empty()) fail(404, census_intrinsic + " is an intrinsic that no census could instantiate (archdb query " + census_intrinsic + ")");
+    return json_reply(h.to_json(), snap);
+  }
   // The same document as `archdb history KEY --json`, from the shared history logic (db/history.h).
   std::set<std::string> seen;
   for (const auto& f : snap->flavors) {
@@ -705,21 +763,12 @@ Reply Api::history(const Request& r, const std::string& named_key) const {
   json fl = json::array();
   for (const auto& f : snap->flavors) fl.push_back({{"name", f->row.name}, {"origin", std::string(origin_name(f->row.origin))}});
   out["flavors"] = fl;
-  json ts = json::object();
-  for (const auto& t : order) {
+  out["targets"] = history_targets_json(order, [&](const std::string& t) {
     std::vector<FlavorCell> row;
-    json per = json::object();
-    for (const auto& f : snap->flavors) {
-      FlavorCell fc;
-      fc.flavor = f->row.name;
-      fc.imported = f->row.origin == Origin::kImported;
-      fc.cell = f->find(key, t);
-      row.push_back(fc);
-      per[fc.flavor] = fc.cell ? json(cell_to_json(*fc.cell)) : json(nullptr);
-    }
-    ts[t] = {{"summary", history_summary(row)}, {"cells", per}};
-  }
-  out["targets"] = ts;
+    for (const auto& f : snap->flavors)
+      row.push_back({f->row.name, f->row.origin == Origin::kImported, f->find(key, t)});
+    return row;
+  }, false);
   return json_reply(out, snap);
 }
 

@@ -1120,7 +1120,8 @@ TEST(ServiceCensus, AnIntrinsicIsAnsweredOverItsInstantiations) {
 }
 
 // /v1/search finds any spelling of a name as `archdb search` does (one JSON form), and the key routes take any
-// spelling of a key, saying how they read it; a name the censuses answer points at /v1/intrinsics.
+// spelling of a key, saying how they read it; a name the censuses answer, or a processor only they have, is
+// answered from them, as the command line answers it.
 TEST(ServiceSearch, AnySpellingIsFoundAndResolvedAsTheCommandLineDoes) {
   test::TempDir dir;
   fs::path db = make_database(dir);
@@ -1145,11 +1146,34 @@ TEST(ServiceSearch, AnySpellingIsFoundAndResolvedAsTheCommandLineDoes) {
   ASSERT_TRUE(history);
   ASSERT_EQ(history->status, 200) << history->body;
   EXPECT_EQ(json::parse(history->body)["key"], "amdgcn.permlane64");
-  auto census = c.Get("/v1/history/s_sleep_var");
+  // A name the censuses answer: its history is theirs, the command line's document; a key's cell on a processor
+  // only the census has is the census's answer for the instantiation the key poses.
+  auto census = c.Get("/v1/history/s_sleep_var?targets=gfx1100,gfx1200");
   ASSERT_TRUE(census);
-  EXPECT_EQ(census->status, 404);
-  EXPECT_NE(json::parse(census->body)["message"].get<std::string>().find("GET /v1/intrinsics/{flavor}/llvm.amdgcn.s.sleep.var"),
-            std::string::npos) << census->body;
+  ASSERT_EQ(census->status, 200) << census->body;
+  auto cli_history = test::run_archdb({"--db", db.string(), "history", "s_sleep_var", "--target", "gfx1100",
+                                       "--target", "gfx1200", "--json"});
+  ASSERT_EQ(cli_history.exit_code, 0) << cli_history.err;
+  EXPECT_EQ(json::parse(census->body), json::parse(cli_history.out));
+  EXPECT_EQ(json::parse(census->body)["source"], "census");
+  auto processor = c.Get("/v1/cells/llvm22/permlane64/gfx900");
+  ASSERT_TRUE(processor);
+  ASSERT_EQ(processor->status, 200) << processor->body;
+  json p = json::parse(processor->body);
+  EXPECT_EQ(p["source"], "census");
+  EXPECT_EQ(p["instantiation"], "llvm.amdgcn.permlane64.i32");
+  EXPECT_EQ(p["asked"]["key"], "amdgcn.permlane64");
+  EXPECT_EQ(p["status"], "arch_absent");
+  auto cli_processor = test::run_archdb({"--db", db.string(), "query", "permlane64", "--flavor", "llvm22", "--target", "gfx900", "--json"});
+  ASSERT_EQ(cli_processor.exit_code, 0) << cli_processor.err;
+  json q = json::parse(cli_processor.out);
+  EXPECT_EQ(q["source"], "census");
+  EXPECT_EQ(q["flavors"]["llvm22"]["instantiations"][0]["cells"]["gfx900"]["status"], p["status"]);
+  EXPECT_NE(q["resolved"]["how"].get<std::string>().find("gfx900 is not a target of amdgcn.permlane64's columns"),
+            std::string::npos) << cli_processor.out;
+  auto nowhere = c.Get("/v1/cells/llvm22/permlane64/gfx9999");
+  ASSERT_TRUE(nowhere);
+  EXPECT_EQ(nowhere->status, 404);
   for (const char* bad : {"/v1/search", "/v1/search?q=", "/v1/search?q=x&limit=-1", "/v1/search?q=x&page=2"}) {
     auto b = c.Get(bad);
     ASSERT_TRUE(b);
