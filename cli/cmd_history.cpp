@@ -132,14 +132,6 @@ struct DiffArgs {
   bool json = false;
 };
 
-// A target a diff keeps: one named, or a featured target of a processor named ("gfx1100" keeps its wave64 one).
-bool diff_keeps(const std::vector<std::string>& targets, const std::string& target) {
-  if (targets.empty()) return true;
-  for (const std::string& t : targets)
-    if (t == target || t == target_processor(target)) return true;
-  return false;
-}
-
 int diff(const Context& ctx, const DiffArgs& args) {
   auto store = ctx.open_store();
   for (const auto& f : {args.from, args.to}) {
@@ -155,7 +147,7 @@ int diff(const Context& ctx, const DiffArgs& args) {
   std::map<std::string, std::vector<std::pair<Cell, Cell>>> groups;
   size_t shared = 0;
   for (auto& c : store->cells(args.to)) {
-    if (!diff_keeps(args.targets, c.target)) continue;
+    if (!diff_keeps_target(args.targets, c.target)) continue;
     auto it = before.find({c.key, c.target});
     if (it == before.end()) continue;
     ++shared;

@@ -1,6 +1,8 @@
 // db/history.cpp — see history.h.
 #include "db/history.h"
 
+#include "schema/targets.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <set>
@@ -199,6 +201,13 @@ nlohmann::ordered_json IntrinsicHistory::to_json() const {
   out["flavors"] = fl;
   out["targets"] = history_targets_json(processors, [this](const std::string& t) { return row(t); }, true);
   return out;
+}
+
+bool diff_keeps_target(const std::vector<std::string>& targets, const std::string& target) {
+  if (targets.empty()) return true;
+  for (const std::string& t : targets)
+    if (t == target || t == target_processor(target)) return true;
+  return false;
 }
 
 }  // namespace archdb

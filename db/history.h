@@ -62,6 +62,9 @@ IntrinsicHistory intrinsic_history(const std::string& name, const std::vector<Ce
 // the call's own instructions (is_plumbing_mnemonic: not the waits, nops and moves around it) or its posing
 // changed ("lowering changed"), else only the plumbing did ("lowering churn").
 std::string change_group(const Cell& from, const Cell& to);
+// Whether a diff narrowed to `targets` (empty: all) keeps a cell of `target`: one named, or a featured target of
+// a processor named ("gfx1100" keeps "gfx1100:+wavefrontsize64,-wavefrontsize32").
+bool diff_keeps_target(const std::vector<std::string>& targets, const std::string& target);
 // The groups in the order diff prints them: capability changes first, churn last.
 const std::vector<std::string>& change_groups();
 // Whether `name` is one of them; else the error (one line, naming every group) that a diff's caller reports.

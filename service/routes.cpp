@@ -792,7 +792,7 @@ Reply Api::diff(const Request& r, const std::string& from, const std::string& to
   std::map<std::string, std::vector<std::pair<const Cell*, const Cell*>>> changed;
   size_t shared = 0;
   for (const Cell& c : b.cells) {
-    if (target_filter && std::find(targets.begin(), targets.end(), c.target) == targets.end()) continue;
+    if (target_filter && !diff_keeps_target(targets, c.target)) continue;  // a processor keeps its featured targets
     if (!q.empty() && !contains_ci(c.key, q) && !contains_ci(c.intrinsic, q)) continue;
     const Cell* before = a.find(c.key, c.target);
     if (!before) continue;

@@ -372,6 +372,15 @@ TEST_F(Service, HistoryAndDiffAreTheCommandLinesDocuments) {
   for (const auto& [g, list] : filtered["groups"].items()) EXPECT_TRUE(g == "crash fixed" || g == "became ok") << g;
   expect_error(c.Get("/v1/diff/llvm22/llvm23?group=worse"), 400, "unknown group 'worse'");
   expect_error(c.Get("/v1/diff/llvm22/llvm99"), 404, "unknown flavor 'llvm99'");
+  // A processor keeps its featured targets, as on the command line.
+  json gfx1030 = body_of(c.Get("/v1/diff/llvm21/llvm22?targets=gfx1030"));
+  auto cli_gfx1030 = test::run_archdb({"--db", db_.string(), "diff", "llvm21", "llvm22", "--target", "gfx1030", "--json"});
+  ASSERT_EQ(cli_gfx1030.exit_code, 0) << cli_gfx1030.err;
+  EXPECT_EQ(gfx1030["groups"], json::parse(cli_gfx1030.out)["groups"]);
+  std::set<std::string> diff_targets;
+  for (const auto& [g, list] : gfx1030["groups"].items())
+    for (const auto& d : list) diff_targets.insert(d["target"].get<std::string>());
+  EXPECT_EQ(diff_targets, (std::set<std::string>{"gfx1030", "gfx1030:+wavefrontsize64,-wavefrontsize32"}));
   // The command line filters the same way: a processor keeps its wave64 target; churn is counted, not listed.
   auto per_target = test::run_archdb({"--db", db_.string(), "diff", "llvm21", "llvm22", "--target", "gfx1030", "--group", "crash fixed"});
   ASSERT_EQ(per_target.exit_code, 0) << per_target.err;
