@@ -42,6 +42,7 @@
   const state = {
     view: 'matrix', flavor: '', q: '', group: true, statuses: new Set(), hiddenFamilies: new Set(),
     from: '', to: '', cell: null,  // cell: { key, target } whose evidence is open
+    churn: false,  // the diff lists lowering churn too
   };
   let buildFlavor = '';  // the flavor the service's own build measures: the default
   // What the page was served with (index.html's data block): the documents of /v1/flavors and of the build
@@ -79,6 +80,7 @@
     state.hiddenFamilies = new Set((p.get('hide') || '').split(',').filter(Boolean));
     state.from = p.get('from') || state.from;
     state.to = p.get('to') || state.to;
+    state.churn = p.get('churn') === '1';
     state.cell = p.get('cell') && p.get('target') ? { key: p.get('cell'), target: p.get('target') } : null;
   }
   function writeHash() {
@@ -87,6 +89,7 @@
       p.set('view', 'diff');
       if (state.from) p.set('from', state.from);
       if (state.to) p.set('to', state.to);
+      if (state.churn) p.set('churn', '1');
     } else if (state.flavor) {
       p.set('flavor', state.flavor);
       if (state.cell) { p.set('cell', state.cell.key); p.set('target', state.cell.target); }
@@ -466,6 +469,16 @@
         (!state.statuses.size || state.statuses.has(d.from.status) || state.statuses.has(d.to.status)));
       if (!rows.length) continue;
       changed += rows.length;
+      // Capability changes come first (the service's order); churn (only the waits, nops and moves around a call
+      // changed) is counted, and listed only when asked for.
+      if (group === 'lowering churn' && !state.churn) {
+        const show = el('button', { type: 'button', class: 'show-churn', text: 'list them' });
+        show.addEventListener('click', () => { state.churn = true; writeHash(); renderDiff(); });
+        box.append(el('section', { class: 'diff-group churn', 'data-group': group },
+          el('h3', { text: `${group} (${rows.length})` }),
+          el('p', { class: 'note' }, 'only waits, nops and moves changed around the call; ', show)));
+        continue;
+      }
       const table = el('table', {}, el('tr', {},
         ...['key', 'target', diff.from, diff.to, `${diff.from}: lowered to / evidence`, `${diff.to}: lowered to / evidence`]
           .map((h) => el('th', { text: h }))));

@@ -273,6 +273,18 @@ test('the diff view lists the cells that changed between two flavors, grouped', 
   assert.match(await page.locator('#diff-summary').textContent(), /^llvm22 → llvm23: \d+ of \d+ shared cells changed/);
   assert.ok((await page.locator('#diff-groups section.diff-group').count()) > 0);
   assert.ok(await page.locator('#matrix-view').isHidden());
+  // Capability changes first; lowering churn is counted and listed only when asked for (and the URL keeps that).
+  const groups = await page.locator('#diff-groups section.diff-group').evaluateAll((s) => s.map((x) => x.dataset.group));
+  assert.equal(groups[groups.length - 1], 'lowering churn', groups.join(', '));
+  assert.equal(groups.indexOf('lowering churn'), groups.length - 1);
+  const churn = page.locator('section.diff-group[data-group="lowering churn"]');
+  assert.match(await churn.locator('h3').textContent(), /^lowering churn \(\d+\)$/);
+  assert.equal(await churn.locator('tr.row').count(), 0);
+  await churn.locator('button.show-churn').click();
+  await page.waitForFunction(() => document.querySelectorAll('section.diff-group[data-group="lowering churn"] tr.row').length > 0);
+  assert.match(page.url(), /churn=1/);
+  await page.goto(`${base}/#view=diff&from=llvm22&to=llvm23`);
+  await page.waitForFunction(() => document.querySelector('section.diff-group[data-group="lowering churn"] button.show-churn'));
   // The filter matches targets too: "gfx950" keeps gfx950's changes only.
   await page.fill('#filter', 'gfx950');
   await page.waitForFunction(() => /\(filtered\)/.test(document.getElementById('diff-summary').textContent));
