@@ -128,6 +128,7 @@ int run(int argc, char** argv) {
   add_check(app, context, exit_code);
 #ifdef ARCHDB_WITH_SERVICE
   add_serve(app, context, exit_code);
+  add_site(app, context, exit_code);
 #endif
   add_code_object(app, context, exit_code);
   add_wgrad(app, context, exit_code);

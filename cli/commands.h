@@ -20,6 +20,7 @@ void add_intrinsic(CLI::App& app, Context& context, int& exit_code);
 void add_bench(CLI::App& app, Context& context, int& exit_code);
 void add_check(CLI::App& app, Context& context, int& exit_code);
 void add_serve(CLI::App& app, Context& context, int& exit_code);  // the HTTP service
+void add_site(CLI::App& app, Context& context, int& exit_code);   // the service's answers as a static site
 void add_code_object(CLI::App& app, Context& context, int& exit_code);
 void add_wgrad(CLI::App& app, Context& context, int& exit_code);  // the bundled wgrad kernels on the CPU
 void add_census(CLI::App& app, Context& context, int& exit_code);  // census, frontend, disagreements, findings

@@ -296,8 +296,8 @@ const std::vector<Api::Route>& Api::routes() {
       {"GET", "/v1/matrix", "flavor (required), q, keys, targets, family, status, detail, limit, offset",
        "keys by targets for a flavor",
        [](const Api& a, const Request& r, const auto&) { return a.matrix(r); }},
-      {"GET", "/v1/history/{key}", "targets", "a key (in any spelling) across flavors, per target, with a summary; "
-       "an intrinsic outside the catalog across the censuses, per processor",
+      {"GET", "/v1/history/{key}", "targets, source", "a key (in any spelling) across flavors, per target, with a summary; "
+       "an intrinsic outside the catalog (or any, with source=census) across the censuses, per processor",
        [](const Api& a, const Request& r, const auto& v) { return a.history(r, v[0]); }},
       {"GET", "/v1/intrinsics/{flavor}/{name}", "targets", "an llvm.amdgcn.* intrinsic (or one instantiation) on every "
        "processor of the flavor's census: ok where any instantiation lowers, naming it; refused only where every one "
@@ -376,7 +376,14 @@ Reply Api::static_file(const Request& r) const {
 // build measures) as a JSON data block in place of its marker, so its first paint is the matrix, not an empty frame waiting for
 // requests. A data block is not run (the page's Content-Security-Policy stands); every '<' in it is written
 // \u003c, so nothing in the data can end the block. The page's ETag becomes the file's and the snapshot's.
-void Api::embed_initial_data(Reply& page) const {
+std::string Api::site_page() const {
+  Reply page;
+  page.body = web_.at("/index.html").body;
+  embed_initial_data(page, true);
+  return page.body;
+}
+
+void Api::embed_initial_data(Reply& page, bool site) const {
   static const std::string kMarker = "<!-- archdb: initial data -->";
   size_t at = page.body.find(kMarker);
   if (at == std::string::npos) return;
@@ -384,7 +391,7 @@ void Api::embed_initial_data(Reply& page) const {
   Request get;
   get.method = "GET";
   // The two documents as /v1/flavors and /v1/matrix answer them, side by side.
-  std::string data = "{\"flavors\":" + flavors(get, "").body + ",\"matrix\":";
+  std::string data = std::string(site ? "{\"site\":true," : "{") + "\"flavors\":" + flavors(get, "").body + ",\"matrix\":";
   const FlavorData* own = snap->flavor(linked_toolchain().flavor());
   if (own && !own->cells.empty()) {
     get.query = "flavor=" + own->row.name;
@@ -717,10 +724,14 @@ Reply Api::matrix(const Request& r) const {
 
 Reply Api::history(const Request& r, const std::string& named_key) const {
   Params p(r.query);
-  p.allow({}, {"targets"});
+  p.allow({"source"}, {"targets"});
   auto snap = source_.current();
   std::string how, census_intrinsic;
-  const std::string key = key_for(*snap, *schema_, named_key, how, &census_intrinsic);
+  // source=census: the censuses' answers for an intrinsic even where a catalog key poses it.
+  const std::string source = p.get_or("source", "");
+  if (!source.empty() && source != "census") fail(400, "parameter 'source' takes 'census', not '" + source + "'");
+  const std::string key = source == "census" ? (census_intrinsic = full_intrinsic_name(named_key), "")
+                                             : key_for(*snap, *schema_, named_key, how, &census_intrinsic);
   if (!census_intrinsic.empty()) {
     // An intrinsic outside the catalog: every census's answer per processor, as `archdb history NAME --json`.
     std::vector<CensusOfIntrinsic> censuses;

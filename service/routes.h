@@ -47,6 +47,11 @@ class Api {
 
   Reply handle(const Request& request) const;
   const Limits& limits() const { return limits_; }
+  // The page as a static site serves it (service/site.h): index.html with its data block, which says `site` so
+  // the page reads the site's files instead of asking /v1.
+  std::string site_page() const;
+  // The snapshot every answer of this moment comes from.
+  std::shared_ptr<const Snapshot> snapshot() const { return source_.current(); }
 
  private:
   struct WebFile {
@@ -67,7 +72,7 @@ class Api {
   Reply route(const Request& request) const;
   Reply api(const Request& request, const std::vector<std::string>& segments) const;
   Reply static_file(const Request& request) const;
-  void embed_initial_data(Reply& page) const;
+  void embed_initial_data(Reply& page, bool site = false) const;
 
   Reply index() const;
   Reply status() const;

@@ -1,6 +1,9 @@
 // tests/cli_test.cpp — the `archdb` binary end to end, on real files: regenerate, check, query, import and
 // export; kill -9 in the middle of a regeneration; corrupt inputs refused with one line and a nonzero exit.
 #include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -1377,6 +1380,51 @@ TEST(Cli, KillDuringRegenLeavesTheOldColumnOrTheNewOneWhole) {
       std::printf("%3zu %s %s %s\n", i, i == swap ? "swap>  " : i == commit ? "commit>" : "       ", events[i].call.c_str(),
                   events[i].path.c_str());
 #endif
+}
+
+// The command-line reference (docs/cli.md) is held to `--help`: every subcommand has a row, and every option its
+// --help lists is named in that row.
+std::vector<std::string> help_section(const std::string& help, const std::string& heading, const std::regex& item) {
+  std::vector<std::string> out;
+  size_t at = help.find("\n" + heading + ":\n");
+  if (at == std::string::npos) return out;
+  size_t end = help.find("\n\n", at + 1);
+  std::string section = help.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  for (std::sregex_iterator it(section.begin(), section.end(), item), e; it != e; ++it) out.push_back((*it)[1]);
+  return out;
+}
+
+TEST(Cli, TheReferenceDocumentsEverySubcommandAndItsOptions) {
+  const std::regex subcommand(R"(\n  ([a-z][a-z-]*)  )");
+  const std::regex option(R"(\n  (?:-\w,)?(--[a-z][a-z0-9-]*))");
+  std::vector<std::string> rows;
+  std::istringstream doc(test::read(test::source_dir() / "docs" / "cli.md"));
+  for (std::string line; std::getline(doc, line);)
+    if (line.rfind("| `", 0) == 0) rows.push_back(line);
+  auto top = test::run_archdb({"--help"});
+  ASSERT_EQ(top.exit_code, 0);
+  std::vector<std::vector<std::string>> commands;
+  for (const auto& name : help_section(top.out, "Subcommands", subcommand)) {
+    auto help = test::run_archdb({name, "--help"});
+    auto nested = help_section(help.out, "Subcommands", subcommand);
+    if (nested.empty()) commands.push_back({name});
+    for (const auto& n : nested) commands.push_back({name, n});
+  }
+  ASSERT_GT(commands.size(), 25u);
+  for (const auto& command : commands) {
+    std::vector<std::string> args = command;
+    args.push_back("--help");
+    auto help = test::run_archdb(args);
+    std::string name = command.size() == 1 ? command[0] : command[0] + " " + command[1];
+    std::string row;
+    for (const auto& r : rows)
+      if (r.rfind("| `" + name + " ", 0) == 0 || r.rfind("| `" + name + "`", 0) == 0) row += r;
+    EXPECT_FALSE(row.empty()) << "docs/cli.md has no row for `archdb " << name << "`";
+    std::vector<std::string> options = help_section(help.out, "Options", option);
+    for (const auto& o : help_section(help.out, "Partial", option)) options.push_back(o);
+    for (const auto& o : options)
+      if (o != "--help") EXPECT_NE(row.find(o), std::string::npos) << "docs/cli.md's row for " << name << " does not name " << o;
+  }
 }
 
 }  // namespace

@@ -4,8 +4,8 @@
 // llvm.amdgcn.* intrinsic (prefix and types optional) also shows the census's answer for it on every processor,
 // weighed over its instantiations (/v1/intrinsics); any spelling of a name (a builtin, an instruction, a key) is
 // looked up in /v1/search: its hits are listed, the keys it names exactly shown as rows, the intrinsic it leads to
-// answered as above. Plain browser
-// JavaScript, no build step, no third-party code. The view is kept in the URL's #fragment, so it can be
+// answered as above. Served by `archdb site` as a static site, it reads the same documents from files beside it
+// (siteApi). Plain browser JavaScript, no build step, no third-party code. The view is kept in the URL's #fragment, so it can be
 // linked: #flavor=llvm22&q=mfma, #view=diff&from=llvm22&to=llvm23.
 'use strict';
 
@@ -54,7 +54,90 @@
   let diff = null;      // /v1/diff for state.from, state.to
   let selectedCell = null;
 
+  // A static site (`archdb site`): the service's documents are files beside the page (service/site.h), read
+  // once each; a search runs over the site's list of names, ranked as the service ranks (db/search.h).
+  const site = Boolean(initial && initial.site);
+  const files = new Map();
+  function siteFile(rel) {
+    if (!files.has(rel)) {
+      files.set(rel, fetch(rel).then(async (r) => {
+        if (!r.ok) throw new Error(`${rel}: ${r.status} ${r.statusText}`);
+        return r.json();
+      }));
+    }
+    return files.get(rel);
+  }
+  const fullIntrinsic = (name) => (name.startsWith('llvm.') ? name : `llvm.amdgcn.${name}`);
+  function normalizeName(text) {
+    let s = text.replace(/\s/g, '').toLowerCase();
+    for (const prefix of ['__builtin_amdgcn_', 'llvm.amdgcn.', 'amdgcn.', 'llvm.']) {
+      if (s.startsWith(prefix)) { s = s.slice(prefix.length); break; }
+    }
+    return s.replace(/_/g, '.');
+  }
+  const KIND_ORDER = ['key', 'intrinsic', 'builtin', 'mnemonic'];
+  const MATCH_ORDER = ['exact', 'instantiation', 'prefix', 'word', 'substring'];
+  // "wmma.f32.16x16x16.f16.v8f32.v16f16" of "wmma.f32.16x16x16.f16": each further segment an overload type.
+  function isInstantiationOf(q, base) {
+    if (q.length <= base.length || !q.startsWith(base) || q[base.length] !== '.') return false;
+    return q.slice(base.length + 1).split('.').every((seg) => /^(v[0-9]+)?((i|f|bf)[0-9]+|p[0-9]+)$/.test(seg));
+  }
+  async function siteSearch(text, limit) {
+    const q = normalizeName(text);
+    const hits = [];
+    for (const e of await siteFile('v1/names.json')) {
+      let match = null;
+      if (e.n === q) match = 'exact';
+      else if ((e.kind === 'intrinsic' || e.kind === 'key') && isInstantiationOf(q, e.n)) match = 'instantiation';
+      else if (e.n.startsWith(q)) match = 'prefix';
+      else if (e.n.includes(q)) {
+        let word = false;
+        for (let at = e.n.indexOf(q); at !== -1 && !word; at = e.n.indexOf(q, at + 1)) word = e.n[at - 1] === '.';
+        match = word ? 'word' : 'substring';
+      }
+      if (match) hits.push({ name: e.name, kind: e.kind, match, means: e.means });
+    }
+    const rank = (h) => [MATCH_ORDER.indexOf(h.match), KIND_ORDER.indexOf(h.kind), h.name.length];
+    hits.sort((a, b) => {
+      const [ra, rb] = [rank(a), rank(b)];
+      for (let i = 0; i < ra.length; ++i) if (ra[i] !== rb[i]) return ra[i] - rb[i];
+      return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+    });
+    return { query: text, total: hits.length, hits: hits.slice(0, limit) };
+  }
+  // The service's path, answered from the site's files.
+  async function siteApi(path) {
+    const url = new URL(path, 'http://site');
+    const seg = url.pathname.split('/').slice(2).map(decodeURIComponent);
+    const q = url.searchParams;
+    switch (seg[0]) {
+      case 'flavors': return siteFile('v1/flavors.json');
+      case 'matrix': return siteFile(`v1/matrix/${q.get('flavor')}.json`);
+      case 'history': return siteFile(`v1/history/${seg[1]}.json`);
+      case 'diff': return siteFile(`v1/diff/${seg[1]}/${seg[2]}.json`);
+      case 'search': return siteSearch(q.get('q') || '', Number(q.get('limit') || 20));
+      case 'cells': {
+        const all = await siteFile(`v1/cells/${seg[2]}.json`);
+        const cell = all[seg[1]] && all[seg[1]][seg[3]];
+        if (!cell) throw new Error(`no cell for ${seg[2]} on ${seg[3]} in ${seg[1]}`);
+        return cell;
+      }
+      case 'intrinsics': {  // the census history holds every census's answers (GET /v1/history/NAME?source=census)
+        const name = fullIntrinsic(seg[2]);
+        if (!(await siteFile('v1/intrinsics.json')).includes(name)) throw new Error(`${name} has no page in this site`);
+        const h = await siteFile(`v1/history/${name}.json`);
+        const flavor = (h.flavors || []).find((f) => f.name === seg[1]);
+        if (h.source !== 'census' || !flavor) throw new Error(`${name} is not in ${seg[1]}'s census`);
+        const answers = {};
+        for (const [target, row] of Object.entries(h.targets)) if (row.cells[seg[1]]) answers[target] = row.cells[seg[1]];
+        return { flavor: seg[1], intrinsic: name, instantiations: flavor.instantiations, answers };
+      }
+      default: throw new Error(`${path}: not part of this site`);
+    }
+  }
+
   async function api(path) {
+    if (site) return siteApi(path);
     const response = await fetch(path, { headers: { Accept: 'application/json' } });
     let body = null;
     try { body = await response.json(); } catch (e) { /* not JSON */ }
@@ -358,7 +441,8 @@
         !line.via && line.evidence ? el('span', { class: 'via', text: ` — ${line.evidence}` }) : null));
     }
     box.replaceChildren(
-      el('h2', { text: `${answer.intrinsic} in the ${answer.flavor} census` }),
+      el('h2', {}, `${answer.intrinsic} in the ${answer.flavor} census`,
+        site ? el('a', { class: 'page-link', href: `intrinsics/${answer.intrinsic}.html`, text: ' — every census, every processor' }) : null),
       el('p', { class: 'note', text: `ok where any of its ${answer.instantiations.length} measured instantiation(s) ` +
         'lowers; refused only where every one is: ' + answer.instantiations.join(', ') }),
       list);
@@ -437,8 +521,9 @@
     if (cell.posing) row('posed with', cell.posing);
     if (cell.mc_check) row('MC check', el('pre', { text: cell.mc_check }));
     if (cell.note) row('note', cell.note);
-    const link = `/v1/cells/${enc(flavor)}/${enc(key)}/${enc(target)}`;
+    const link = site ? `v1/cells/${key}.json` : `/v1/cells/${enc(flavor)}/${enc(key)}/${enc(target)}`;
     row('JSON', el('a', { href: link, text: link }));
+    if (site) row('page', el('a', { href: `keys/${key}.html`, text: `every flavor and target of ${key}` }));
     const parts = [el('h2', { text: `${key} · ${targetLabel(target)}` }), dl];
     if (hist && hist.targets && hist.targets[target]) {
       const h = hist.targets[target];
@@ -574,6 +659,12 @@
   }
 
   async function start() {
+    if (site) {  // the site's pages of their own
+      $('site-links').replaceChildren(el('a', { href: 'keys/index.html', text: 'every key' }), ' · ',
+        el('a', { href: 'intrinsics/index.html', text: 'every intrinsic' }));
+      $('site-links').hidden = false;
+      $('json-api').replaceChildren('A static site written by archdb site; its JSON: ', el('a', { href: 'v1/flavors.json', text: 'v1/' }), '.');
+    }
     readHash();
     bind();
     $('filter').value = state.q;
