@@ -14,7 +14,7 @@ namespace archdb::cli {
 NameAsked read_name(const Context& ctx, const Store& store, const std::string& name, bool json) {
   Catalog catalog = ctx.load_catalog();
   if (catalog.find(name)) return {name, "", std::nullopt};
-  auto r = NameIndex::build(catalog, store).resolve(name);
+  auto r = NameIndex::load_or_build(catalog, store).resolve(name);
   if (!r) return {name, "", name};  // the censuses may still know it (or say why not)
   if (r->kind == NameKind::kKey) return {r->name, r->how, std::nullopt};
   if (!r->how.empty() && !json) std::printf("%s: %s\n\n", name.c_str(), r->how.c_str());
@@ -22,7 +22,7 @@ NameAsked read_name(const Context& ctx, const Store& store, const std::string& n
 }
 
 std::string unknown_name_message(const Context& ctx, const Store& store, const std::string& name) {
-  return NameIndex::build(ctx.load_catalog(), store).unknown_message(name, "`archdb search " + name + "`");
+  return NameIndex::load_or_build(ctx.load_catalog(), store).unknown_message(name, "`archdb search " + name + "`");
 }
 
 namespace {
@@ -43,7 +43,7 @@ std::string brief_list(const std::vector<std::string>& items, size_t shown) {
 int search(const Context& ctx, const SearchArgs& args) {
   if (normalize_name(args.text).empty()) throw usage_error("search: give a name or part of one");
   auto store = ctx.open_store();
-  NameIndex index = NameIndex::build(ctx.load_catalog(), *store);
+  NameIndex index = NameIndex::load_or_build(ctx.load_catalog(), *store);
   size_t total = 0;
   auto hits = index.search(args.text, args.limit, &total);
   if (args.json) {

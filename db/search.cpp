@@ -13,6 +13,8 @@
 #include "db/history.h"
 #include "db/sqlite.h"
 #include "db/store.h"
+#include "support/error.h"
+#include "support/files.h"
 #include "support/text.h"
 
 namespace archdb {
@@ -181,6 +183,84 @@ NameIndex NameIndex::build(const Catalog& catalog, const Store& store) {
     }
     index.normalized_.push_back(normalize_name(e.name));
     index.entries_.push_back(std::move(e));
+  }
+  return index;
+}
+
+namespace {
+
+// What an index is built from, as a digest: the catalog's keys and intrinsics, and each column's, census's and front
+// end's stored digest (a measured column's run and cell count too: a run stored before its files are written).
+std::string index_inputs(const Catalog& catalog, sqlite3* db) {
+  std::string text = "name-index/1\n";
+  for (const auto& e : catalog.entries) {
+    text += e.key + "\t" + e.spec.name;
+    for (const auto& [flavor, spec] : e.per_flavor) text += "\t" + flavor + ":" + spec.name;
+    text += "\n";
+  }
+  for (const char* sql : {"SELECT f.name, f.origin, ifnull(f.source_digest, ''), ifnull(f.run_id, ''), "
+                          "(SELECT count(*) FROM cell c WHERE c.flavor = f.name) FROM flavor f ORDER BY f.name",
+                          "SELECT flavor, ifnull(source_digest, ''), '', '', '' FROM census ORDER BY flavor",
+                          "SELECT flavor, ifnull(source_digest, ''), '', '', '' FROM frontend ORDER BY flavor"}) {
+    Stmt q(db, sql);
+    while (q.step()) text += q.text(0) + "\t" + q.text(1) + "\t" + q.text(2) + "\t" + q.text(3) + "\t" + q.text(4) + "\n";
+    text += "--\n";
+  }
+  return digest_hex(text);
+}
+
+std::string joined(const std::vector<std::string>& list) {
+  std::string out;
+  for (const auto& s : list) out += (out.empty() ? "" : ",") + s;
+  return out;
+}
+
+std::vector<std::string> split_on(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  if (text.empty()) return out;
+  size_t at = 0;
+  for (size_t next; (next = text.find(sep, at)) != std::string::npos; at = next + 1) out.push_back(text.substr(at, next - at));
+  out.push_back(text.substr(at));
+  return out;
+}
+
+}  // namespace
+
+NameIndex NameIndex::load_or_build(const Catalog& catalog, const Store& store) {
+  sqlite3* db = store.handle();
+  const std::string inputs = index_inputs(catalog, db);
+  {
+    Stmt q(db, "SELECT entries FROM name_index WHERE id = 1 AND inputs = ?");
+    q.bind(1, inputs);
+    if (q.step()) {
+      NameIndex index;
+      for (const std::string& line : split_on(q.text(0), '\n')) {
+        std::vector<std::string> f = split_on(line, '\t');
+        if (f.size() != 5) break;  // not as this archdb writes it: build it again
+        NameEntry e;
+        e.kind = static_cast<NameKind>(std::stoi(f[0]));
+        e.name = f[1];
+        e.flavors = split_on(f[2], ',');
+        e.means = split_on(f[3], ',');
+        e.instantiations = split_on(f[4], ',');
+        index.normalized_.push_back(normalize_name(e.name));
+        index.entries_.push_back(std::move(e));
+      }
+      if (!index.entries_.empty()) return index;
+    }
+  }
+  NameIndex index = build(catalog, store);
+  std::string entries;
+  for (const NameEntry& e : index.entries_)
+    entries += std::to_string(static_cast<int>(e.kind)) + "\t" + e.name + "\t" + joined(e.flavors) + "\t" +
+               joined(e.means) + "\t" + joined(e.instantiations) + "\n";
+  try {
+    Stmt put(db, "INSERT OR REPLACE INTO name_index (id, inputs, entries) VALUES (1, ?, ?)");
+    put.bind(1, inputs);
+    put.bind(2, entries);
+    put.step();
+  } catch (const Error&) {
+    // A database this process cannot write (or busy past its timeout): the index is only not kept.
   }
   return index;
 }

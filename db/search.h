@@ -60,6 +60,9 @@ class NameIndex {
   // Reads the store's columns, censuses and front ends (one consistent read where the caller holds a read
   // transaction) and the catalog's keys.
   static NameIndex build(const Catalog& catalog, const Store& store);
+  // The index kept in the store (table name_index) where it was built from what the store and catalog hold now;
+  // else built, and kept for the next command (a store that cannot be written keeps nothing, and says nothing).
+  static NameIndex load_or_build(const Catalog& catalog, const Store& store);
 
   // Hits for `text` ranked by match, then kind (key, intrinsic, builtin, mnemonic), then length and name; at
   // most `limit`. `total` receives how many matched.

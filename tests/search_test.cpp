@@ -4,7 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <sqlite3.h>
+
 #include "db/search.h"
+#include "db/store.h"
+#include "schema/catalog.h"
 #include "test_support.h"
 
 namespace archdb {
@@ -109,6 +113,46 @@ TEST_F(Search, QueryAndHistoryResolveAnySpellingToTheKeyThatPosesIt) {
   EXPECT_NE(mnemonic.err.find("is an instruction, not a call: "), std::string::npos) << mnemonic.err;
   EXPECT_NE(mnemonic.err.find("mfma.f32.4x4x4bf16.1k"), std::string::npos) << mnemonic.err;
   EXPECT_EQ(std::count(mnemonic.err.begin(), mnemonic.err.end(), '\n'), 1) << mnemonic.err;
+}
+
+// A command reads the index the database keeps while what it was built from is unchanged, and builds it again
+// when the catalog or a column changes (or the kept row is not as archdb writes it).
+TEST_F(Search, TheIndexKeptInTheDatabaseIsTheIndexBuiltAndFollowsItsInputs) {
+  ASSERT_EQ(archdb({"runs", "--limit", "1"}).exit_code, 0);  // the database, made from data/
+  auto store = Store::open(*dir_ / "db.sqlite");
+  Catalog catalog = load_catalog(test::source_dir() / "schema" / "catalog.txt");
+  auto same = [](const NameIndex& a, const NameIndex& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const NameEntry &x = a.entries()[i], &y = b.entries()[i];
+      if (x.kind != y.kind || x.name != y.name || x.flavors != y.flavors || x.means != y.means ||
+          x.instantiations != y.instantiations)
+        return false;
+    }
+    return true;
+  };
+  const NameIndex built = NameIndex::build(catalog, *store);
+  EXPECT_TRUE(same(NameIndex::load_or_build(catalog, *store), built));  // built and kept
+  sqlite3_exec(store->handle(), "UPDATE name_index SET entries = replace(entries, 'permlane64', 'kept')", nullptr, nullptr, nullptr);
+  const NameIndex kept = NameIndex::load_or_build(catalog, *store);
+  EXPECT_FALSE(same(kept, built)) << "the kept row is what a command reads";
+  EXPECT_FALSE(kept.search("kept", 5).empty());
+  // Another catalog: built again.
+  Catalog more = catalog;
+  more.entries.push_back(catalog.entries.front());
+  more.entries.back().key = "zz.extra.key";
+  const NameIndex rebuilt = NameIndex::load_or_build(more, *store);
+  ASSERT_FALSE(rebuilt.search("zz.extra.key", 1).empty());
+  EXPECT_EQ(rebuilt.search("zz.extra.key", 1)[0].match, NameMatch::kExact);
+  EXPECT_TRUE(rebuilt.search("kept", 5).empty());
+  // A column's cells changed in the database: built again.
+  EXPECT_TRUE(same(NameIndex::load_or_build(catalog, *store), built));
+  sqlite3_exec(store->handle(), "UPDATE name_index SET entries = replace(entries, 'permlane64', 'kept')", nullptr, nullptr, nullptr);
+  sqlite3_exec(store->handle(), "DELETE FROM cell WHERE flavor = 'llvm19' AND decl_key = 'amdgcn.permlane64'", nullptr, nullptr, nullptr);
+  EXPECT_TRUE(NameIndex::load_or_build(catalog, *store).search("kept", 5).empty());
+  // A row that is not as archdb writes it is built again.
+  sqlite3_exec(store->handle(), "UPDATE name_index SET entries = 'garbage'", nullptr, nullptr, nullptr);
+  EXPECT_FALSE(NameIndex::load_or_build(catalog, *store).search("permlane64", 5).empty());
 }
 
 }  // namespace
