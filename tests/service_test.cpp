@@ -1180,6 +1180,15 @@ TEST(ServiceSearch, AnySpellingIsFoundAndResolvedAsTheCommandLineDoes) {
   EXPECT_EQ(q["flavors"]["llvm22"]["instantiations"][0]["cells"]["gfx900"]["status"], p["status"]);
   EXPECT_NE(q["resolved"]["how"].get<std::string>().find("gfx900 is not a target of amdgcn.permlane64's columns"),
             std::string::npos) << cli_processor.out;
+  // source=census: the censuses' history even of an intrinsic a key poses.
+  auto posed = c.Get("/v1/history/llvm.amdgcn.permlane64?source=census&targets=gfx900");
+  ASSERT_TRUE(posed);
+  ASSERT_EQ(posed->status, 200) << posed->body;
+  EXPECT_EQ(json::parse(posed->body)["source"], "census");
+  EXPECT_EQ(json::parse(posed->body)["targets"]["gfx900"]["cells"]["llvm22"]["status"], "arch_absent");
+  auto bad_source = c.Get("/v1/history/permlane64?source=columns");
+  ASSERT_TRUE(bad_source);
+  EXPECT_EQ(bad_source->status, 400);
   auto nowhere = c.Get("/v1/cells/llvm22/permlane64/gfx9999");
   ASSERT_TRUE(nowhere);
   EXPECT_EQ(nowhere->status, 404);

@@ -162,8 +162,13 @@ test('a folder that is not a site is refused and left alone; an earlier site is 
   assert.match(refused.err, /is neither empty nor an archdb site/);
   assert.equal(readFileSync(join(other, 'notes.txt'), 'utf8'), 'mine');
   writeFileSync(join(siteDir, 'stale.html'), 'left from before');
-  const again = archdb('site', '--out', siteDir);
+  const again = archdb('site', '--out', siteDir, '--json');
   assert.equal(again.code, 0, again.err);
+  const summary = JSON.parse(again.out);
+  assert.equal(summary.keys, 190);
+  const marker = JSON.parse(readFileSync(join(siteDir, 'archdb-site.json'), 'utf8'));
+  assert.equal(marker.keys, summary.keys);
+  assert.equal(marker.intrinsics, summary.intrinsics);
   assert.ok(!existsSync(join(siteDir, 'stale.html')));
   assert.ok(existsSync(join(siteDir, 'archdb-site.json')));
 });
