@@ -47,6 +47,14 @@ void add_serve(CLI::App& app, Context& context, int& exit_code) {
                                          "every answer is rendered afresh)")
       ->capture_default_str()
       ->check(CLI::Range(0, 4096));
+  cmd->add_option("--ir-cpu-ms", o.limits.ir_cpu_ms, "CPU time one kernel's IR may take to read; past it the check is a "
+                                                  "422 naming the budget")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600000));
+  cmd->add_option("--ir-per-client", o.limits.ir_per_client, "IR checks one client (address) may have running or "
+                                                          "waiting; one more is a 429")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   cmd->add_flag("--access-log", o.access_log, "print one line per request on stderr");
   cmd->callback([&context, &exit_code, args] { exit_code = serve(context, *args); });
 }

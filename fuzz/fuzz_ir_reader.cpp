@@ -89,7 +89,7 @@ void on_sanitizer_death() {
 
 extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
   archdb::IrReadLimits limits;
-  limits.cpu_seconds = 5;
+  limits.cpu_ms = 5000;
   limits.wall_seconds = 10;
   limits.memory_bytes = size_t{1} << 30;
   __sanitizer_set_death_callback(on_sanitizer_death);

@@ -14,6 +14,7 @@ struct Request {
   std::string content_type;  // the header as sent
   std::string body;
   std::string if_none_match;
+  std::string client;        // the peer's address: whose share of the IR readings this is (compute_slots.h)
   // Who sent it (service/origin.h): empty where the header was absent.
   std::string host;
   std::string origin;

@@ -161,8 +161,8 @@ Api::Api(SnapshotSource& source, std::shared_ptr<const Schema> schema, const Sto
       limits_(limits),
       ir_reader_(ir_reader),
       origin_policy_(std::move(origin_policy)),
-      cache_(limits.cache_bytes) {
-  compute_free_ = limits_.compute_slots ? limits_.compute_slots : static_cast<unsigned>(usable_cpus());
+      cache_(limits.cache_bytes),
+      compute_(limits.compute_slots ? limits.compute_slots : static_cast<unsigned>(usable_cpus()), limits.ir_per_client) {
   std::error_code ec;
   if (!fs::is_regular_file(fs::path(web_dir) / "index.html", ec))
     throw usage_error("web folder '" + web_dir + "' has no index.html (give the page's folder with --web DIR)");
@@ -186,20 +186,6 @@ Api::Api(SnapshotSource& source, std::shared_ptr<const Schema> schema, const Sto
     f.etag = "\"" + digest_hex(f.body) + "\"";
     web_["/" + name] = std::move(f);
   }
-}
-
-void Api::acquire_compute() const {
-  std::unique_lock<std::mutex> lock(compute_mutex_);
-  compute_cv_.wait(lock, [this] { return compute_free_ > 0; });
-  --compute_free_;
-}
-
-void Api::release_compute() const {
-  {
-    std::lock_guard<std::mutex> lock(compute_mutex_);
-    ++compute_free_;
-  }
-  compute_cv_.notify_one();
 }
 
 Reply Api::handle(const Request& request) const {
@@ -934,14 +920,10 @@ Reply Api::check(const Request& r) const {
                     " bytes");
     std::string name = in.subject.empty() ? "request.ll" : in.subject;
     IrUses uses;
-    acquire_compute();
-    try {
+    {
+      ComputeSlots::Slot slot = compute_.acquire(r.client);  // 429 for a client past its share
       uses = ir_reader_.read(*in.ir, name);  // an empty, crashing or endless read is a 422 naming it
-    } catch (...) {
-      release_compute();
-      throw;
     }
-    release_compute();
     add_ir_uses(request, uses);
     kernels = uses.kernels;
     if (request.subject.empty() && kernels.size() == 1) request.subject = kernels.front();

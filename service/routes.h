@@ -15,6 +15,7 @@
 #include "checker/checker.h"
 #include "checker/ir_reader.h"
 #include "service/answer_cache.h"
+#include "service/compute_slots.h"
 #include "service/messages.h"
 #include "service/origin.h"
 #include "service/snapshot.h"
@@ -35,6 +36,8 @@ struct Limits {
   size_t keep_alive_max = 1000;     // requests on one connection
   unsigned threads = 0;             // connection workers; 0: 16 per CPU of the process's affinity
   unsigned compute_slots = 0;       // concurrent IR reads (LLVM); 0: the CPUs of the affinity
+  unsigned ir_per_client = 4;       // IR checks one client may have running or waiting; one more is 429
+  unsigned ir_cpu_ms = 10000;       // CPU time one IR reading may take; past it the check is a 422 naming it
   size_t cache_bytes = 64u << 20;   // rendered GET answers kept for the current snapshot; 0: none
 };
 
@@ -87,9 +90,6 @@ class Api {
   Reply diff(const Request& r, const std::string& from, const std::string& to) const;
   Reply check(const Request& r) const;
 
-  // Reading IR runs LLVM (in a child): at most compute_slots at once.
-  void acquire_compute() const;
-  void release_compute() const;
 
   SnapshotSource& source_;
   std::shared_ptr<const Schema> schema_;
@@ -99,9 +99,8 @@ class Api {
   OriginPolicy origin_policy_;
   std::map<std::string, WebFile> web_;
   mutable AnswerCache cache_;  // handle() is const: answering a request keeps its answer
-  mutable std::mutex compute_mutex_;
-  mutable std::condition_variable compute_cv_;
-  mutable unsigned compute_free_ = 1;
+  // Reading IR runs LLVM (in a child): at most compute_slots at once, shared fairly between clients.
+  mutable ComputeSlots compute_;
 };
 
 }  // namespace archdb::service

@@ -497,6 +497,7 @@ Request to_request(const httplib::Request& req, std::string body) {
   r.content_type = req.get_header_value("Content-Type");
   r.body = std::move(body);
   r.if_none_match = req.get_header_value("If-None-Match");
+  r.client = req.remote_addr;
   r.host = req.get_header_value("Host");
   r.origin = req.get_header_value("Origin");
   r.sec_fetch_site = req.get_header_value("Sec-Fetch-Site");
@@ -526,8 +527,12 @@ int serve(std::unique_ptr<Store> store, std::shared_ptr<const Schema> schema, co
   raise_descriptor_limit();
 
   // Its zygote is forked now, while this process has one thread (see checker/ir_reader.h).
-  IsolatedIrReader ir_reader;
   const Limits limits = options.limits;
+  IrReadLimits read_limits;
+  read_limits.cpu_ms = limits.ir_cpu_ms;
+  // One warm reader per slot: a reading never waits for a child to be made (nor for LLVM's pages to fault in).
+  read_limits.warm_readers = limits.compute_slots ? limits.compute_slots : static_cast<unsigned>(usable_cpus());
+  IsolatedIrReader ir_reader(read_limits);
   const Store& store_ref = *store;
   SnapshotSource source(std::move(store), schema);
   OriginPolicy origin_policy;

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <thread>
 
 #include "checker/ir_reader.h"
 #include "checker/ir_uses.h"
@@ -124,12 +125,12 @@ TEST(IsolatedIrReader, LimitsStopAReadingThatRunsTooLongOrGrowsTooLarge) {
   // 25,000 nested structs take LLVM 22 seconds of CPU (the parser is quadratic in the depth).
   std::string slow = "%t = type " + repeat("{", 25000) + "i32" + repeat("}", 25000) + "\n";
 
-  limits.cpu_seconds = 1;
+  limits.cpu_ms = 300;
   IsolatedIrReader cpu_limited(limits);
-  EXPECT_EQ(refusal([&] { cpu_limited.read(slow, "slow.ll"); }), "slow.ll: LLVM used more than 1 s of CPU reading it; stopped");
+  EXPECT_EQ(refusal([&] { cpu_limited.read(slow, "slow.ll"); }), "slow.ll: reading it used more than its CPU budget (300 ms); stopped");
   expect_reads_normally(cpu_limited);
 
-  limits.cpu_seconds = 60;
+  limits.cpu_ms = 60000;
   limits.wall_seconds = 0.3;
   IsolatedIrReader wall_limited(limits);
   auto start = std::chrono::steady_clock::now();
@@ -160,6 +161,76 @@ TEST(IsolatedIrReader, TheMessagesBetweenReaderAndChildRoundTrip) {
             "k.ll: the IR reader's reply is not one of ours");
   EXPECT_EQ(code, kExitInternal);
   EXPECT_EQ(refusal([] { decode_ir_reply("", "k.ll"); }), "k.ll: the IR reader's reply is not one of ours");
+  // Frames: whole messages only, in order, however the bytes arrive.
+  std::string stream = encode_frame("first") + encode_frame(std::string("se\0cond", 7)) + encode_frame("");
+  std::string buffer, message;
+  std::vector<std::string> got;
+  for (char c : stream) {
+    buffer.push_back(c);
+    while (decode_frame(buffer, message)) got.push_back(message);
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"first", std::string("se\0cond", 7), ""}));
+  EXPECT_TRUE(buffer.empty());
+  std::string huge = std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8);
+  EXPECT_EQ(refusal([&] { decode_frame(huge, message); }, &code).find("is none of ours") != std::string::npos, true);
+}
+
+// A kernel that differs from kKernel by a comment: the same answer, another reading.
+std::string distinct_kernel(int i) { return "; kernel " + std::to_string(i) + "\n" + kKernel; }
+
+void wait_for_children(const IsolatedIrReader& reader, size_t n) {
+  for (int i = 0; i < 500 && reader.children_made() < n; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
+TEST(IsolatedIrReader, WarmChildrenAreReusedAndRetiredAfterTheirReadings) {
+  IrReadLimits limits;
+  limits.warm_readers = 2;
+  limits.readings_per_reader = 5;  // the warm-up is the first
+  IsolatedIrReader reader(limits);
+  wait_for_children(reader, 2);
+  ASSERT_EQ(reader.children_made(), 2u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(reader.read(distinct_kernel(i), "k.ll").kernels, std::vector<std::string>{"k"});
+  EXPECT_EQ(reader.children_made(), 2u) << "four readings after the warm-up are done by the warm children";
+  for (int i = 4; i < 24; ++i) EXPECT_EQ(reader.read(distinct_kernel(i), "k.ll").kernels, std::vector<std::string>{"k"});
+  EXPECT_GE(reader.children_made(), 6u) << "each child is retired after five readings and another made";
+  EXPECT_LE(reader.children_made(), 10u);
+  // A crash retires the child that crashed; the next reading is answered.
+  std::string path = (test::source_dir() / "tests/fixtures/hostile/wgrad_dw_mfma_bf16.flip-4637.bc").string();
+  EXPECT_EQ(refusal([&] { reader.read_file(path); }).rfind(path + ": LLVM crashed reading it (signal ", 0), 0u);
+  EXPECT_EQ(reader.read(distinct_kernel(100), "k.ll").kernels, std::vector<std::string>{"k"});
+}
+
+TEST(IsolatedIrReader, AWarmChildKeepsItsCpuBudgetPerReading) {
+  IrReadLimits limits;
+  limits.warm_readers = 1;
+  limits.cpu_ms = 300;
+  limits.max_nesting = 100000000;
+  IsolatedIrReader reader(limits);
+  wait_for_children(reader, 1);
+  // Many quick readings in one child add up past the budget without tripping it: the budget is per reading.
+  for (int i = 0; i < 30; ++i) EXPECT_EQ(reader.read(distinct_kernel(i), "k.ll").kernels, std::vector<std::string>{"k"});
+  std::string slow = "%t = type " + repeat("{", 25000) + "i32" + repeat("}", 25000) + "\n";
+  EXPECT_EQ(refusal([&] { reader.read(slow, "slow.ll"); }), "slow.ll: reading it used more than its CPU budget (300 ms); stopped");
+  expect_reads_normally(reader);
+}
+
+TEST(IsolatedIrReader, TheSameBytesAreAnsweredWithoutReadingThemAgain) {
+  IsolatedIrReader reader;  // a fresh child per reading: children_made counts readings
+  reader.read(kKernel, "k.ll");
+  reader.read(kKernel, "k.ll");
+  EXPECT_EQ(reader.children_made(), 1u);
+  reader.read(distinct_kernel(1), "k.ll");
+  EXPECT_EQ(reader.children_made(), 2u);
+  std::string path = (test::source_dir() / "tests/fixtures/hostile/wgrad_dw_mfma_bf16.flip-4637.bc").string();
+  std::string first = refusal([&] { reader.read_file(path); });
+  EXPECT_EQ(refusal([&] { reader.read_file(path); }), first) << "a refusal is kept as the answer too";
+  EXPECT_EQ(reader.children_made(), 3u);
+  IrReadLimits none;
+  none.cached_readings = 0;
+  IsolatedIrReader uncached(none);
+  uncached.read(kKernel, "k.ll");
+  uncached.read(kKernel, "k.ll");
+  EXPECT_EQ(uncached.children_made(), 2u);
 }
 
 }  // namespace

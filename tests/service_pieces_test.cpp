@@ -2,7 +2,17 @@
 // endpoints that use them are tested against a real server in service_test.cpp).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
 #include "service/answer_cache.h"
+#include "service/compute_slots.h"
 #include "service/params.h"
 
 namespace archdb::service {
@@ -71,6 +81,61 @@ TEST(AnswerCache, KeepsTheSnapshotsAnswersWithinItsBudgetAndDropsThemWhenTheSnap
   none.keep("/v1/a?", "e1", answer("x", "e1"));
   EXPECT_FALSE(none.enabled());
   EXPECT_FALSE(none.find("/v1/a?", "e1"));
+}
+
+// Waits (up to 2 s) until `done` holds.
+bool eventually(const std::function<bool()>& done) {
+  for (int i = 0; i < 200; ++i) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+TEST(ComputeSlots, AClientPastItsShareIsRefusedAtOnce) {
+  ComputeSlots slots(2, 2);
+  auto first = slots.acquire("a");
+  auto second = slots.acquire("a");  // alone, a client may use every slot
+  EXPECT_EQ(refusal([&] { slots.acquire("a"); }).rfind("429 this client has 2 IR checks running or waiting", 0), 0u);
+  auto other = std::async(std::launch::async, [&] { return slots.acquire("b"); });  // waits: both slots are a's
+  EXPECT_EQ(other.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout);
+  { auto done = std::move(first); }
+  EXPECT_EQ(other.wait_for(std::chrono::seconds(2)), std::future_status::ready);
+}
+
+TEST(ComputeSlots, AFreedSlotGoesToTheClientHoldingFewestAndNoneHoldsAllWhileOthersWait) {
+  ComputeSlots slots(2, 8);
+  std::optional<ComputeSlots::Slot> a1(slots.acquire("heavy"));
+  std::atomic<int> heavy_running{1}, light_running{0};
+  std::vector<ComputeSlots::Slot> held;
+  std::mutex held_mutex;
+  auto take = [&](const std::string& client, std::atomic<int>& running) {
+    return std::async(std::launch::async, [&, client] {
+      auto s = slots.acquire(client);
+      ++running;
+      std::lock_guard<std::mutex> lock(held_mutex);
+      held.push_back(std::move(s));
+    });
+  };
+  // Light waits first; heavy asks for more after it: the free slot is light's, not heavy's second.
+  auto light = take("light", light_running);
+  ASSERT_TRUE(eventually([&] { return light_running == 1; })) << "one slot was free";
+  auto heavy2 = take("heavy", heavy_running);
+  auto light2 = take("light", light_running);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(heavy_running, 1);
+  EXPECT_EQ(light_running, 1);
+  a1.reset();  // heavy's slot frees: light holds one, heavy none, both wait — heavy holds fewest
+  ASSERT_TRUE(eventually([&] { return heavy_running == 2; }));
+  EXPECT_EQ(light_running, 1) << "light2 waits: light already holds a slot and heavy held none";
+  {
+    std::lock_guard<std::mutex> lock(held_mutex);
+    held.clear();  // everything frees
+  }
+  ASSERT_TRUE(eventually([&] { return light_running == 2; }));
+  light.get();
+  heavy2.get();
+  light2.get();
 }
 
 }  // namespace

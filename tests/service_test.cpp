@@ -16,6 +16,9 @@
 
 #include <httplib.h>
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
 #include <sqlite3.h>
 #include <nlohmann/json.hpp>
 
@@ -1397,6 +1400,51 @@ TEST(ServiceCheck, CellsMeasuredOnDemandAnswerTheServiceAsTheCommandLine) {
   EXPECT_EQ(after["status"], measured["status"]);
   EXPECT_EQ(after["evidence"], measured["evidence"]);
   EXPECT_EQ(after["posed"], measured["posed"]);
+}
+
+// IR checks share the readers fairly: one past its CPU budget is a 422 naming the budget, and the next check is
+// read by another child; one client's checks past its share are 429s, never a queue without end; key checks
+// are answered meanwhile.
+TEST(ServiceCheck, IrChecksPastTheirBudgetOrTheirClientsShareAreRefusedNamingIt) {
+  test::TempDir dir;
+  fs::path db = make_database(dir);
+  ServerProcess server(db, {"--ir-cpu-ms", "5", "--ir-per-client", "2"});
+  std::string big = "define amdgpu_kernel void @big(ptr addrspace(1) %out) {\n  %v0 = add i32 0, 1\n";
+  for (int i = 1; i < 28000; ++i) big += "  %v" + std::to_string(i) + " = add i32 %v" + std::to_string(i - 1) + ", 1\n";
+  big += "  store i32 %v27999, ptr addrspace(1) %out\n  ret void\n}\n";
+  auto c = server.client();
+  auto heavy = c.Post("/v1/check?flavor=llvm22&target=gfx90a", big, "text/x-llvm-ir");
+  ASSERT_TRUE(heavy);
+  EXPECT_EQ(heavy->status, 422) << heavy->body;
+  EXPECT_NE(json::parse(heavy->body)["message"].get<std::string>().find("used more than its CPU budget (5 ms)"),
+            std::string::npos) << heavy->body;
+  const std::string small = "define amdgpu_kernel void @k() {\n  ret void\n}\n";
+  auto next = c.Post("/v1/check?flavor=llvm22&target=gfx90a", small, "text/x-llvm-ir");
+  ASSERT_TRUE(next);
+  EXPECT_EQ(next->status, 200) << next->body;
+  // Six heavy checks from one client at once (each a distinct kernel): each is read within its budget's 422 or
+  // refused as past the client's share, never queued; a key check is answered meanwhile.
+  std::vector<std::future<int>> sent;
+  std::atomic<int> too_many{0};
+  for (int i = 0; i < 6; ++i)
+    sent.push_back(std::async(std::launch::async, [&, i] {
+      auto one = server.client();
+      auto r = one.Post("/v1/check?flavor=llvm22&target=gfx90a", "; " + std::to_string(i) + "\n" + big, "text/x-llvm-ir");
+      if (r && r->status == 429) {
+        ++too_many;
+        EXPECT_NE(r->body.find("IR checks running or waiting, the most one client may (serve --ir-per-client 2)"),
+                  std::string::npos) << r->body;
+      }
+      return r ? r->status : 0;
+    }));
+  auto keys = c.Post("/v1/check", R"({"flavor":"llvm22","target":"gfx90a","keys":["workitem.x"]})", "application/json");
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(keys->status, 200) << keys->body;
+  for (auto& f : sent) {
+    int status = f.get();
+    EXPECT_TRUE(status == 422 || status == 429) << status;
+  }
+  EXPECT_EQ(server.stop(), 0) << server.err();
 }
 
 }  // namespace
