@@ -261,10 +261,13 @@ std::string encode_ir_reply(const IrUses& uses) {
   j["calls"] = json::array();
   for (const IrCall& c : uses.calls)
     j["calls"].push_back({{"intrinsic", c.intrinsic}, {"posed", c.posed ? json(posing_to_json(*c.posed)) : json(nullptr)}});
-  return json{{"uses", j}}.dump();
+  return json{{"uses", j}}.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string encode_ir_reply_error(const std::string& message) { return json{{"error", message}}.dump(); }
+// LLVM's diagnostics quote the input's own bytes: what is not UTF-8 becomes U+FFFD rather than no answer.
+std::string encode_ir_reply_error(const std::string& message) {
+  return json{{"error", message}}.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 IrUses decode_ir_reply(const std::string& reply, const std::string& name) {
   json j = json::parse(reply, nullptr, /*allow_exceptions=*/false);

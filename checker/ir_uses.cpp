@@ -7,6 +7,7 @@
 #include <string_view>
 #include <tuple>
 
+#include <llvm/ADT/StringExtras.h>
 #include <llvm/Analysis/UniformityAnalysis.h>
 #include <llvm/IR/CallingConv.h>
 #include <llvm/IR/Constants.h>
@@ -31,6 +32,16 @@
 namespace archdb {
 
 namespace {
+
+// A name as LLVM IR spells it between quotes: bytes that are not printable ASCII, '\\' and '"' as \XX. A name in
+// IR is bytes, not text; spelt so, it is text (valid UTF-8, one line) whatever bytes it holds, and reads back as
+// the same name in IR (`@"small\FFkernel"`). Printable names are unchanged.
+std::string ir_spelling(llvm::StringRef name) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::printEscapedString(name, os);
+  return os.str();
+}
 
 // Intrinsics whose name carries a target prefix are the ones a target may lack; the rest are lowered by
 // every backend (or expanded generically) and are not gated.
@@ -108,7 +119,7 @@ std::vector<IrCall> amdgcn_calls(llvm::Module& module) {
     for (llvm::CallBase* call : amdgcn) {
       const llvm::Function* callee = call->getCalledFunction();
       IrCall c;
-      c.intrinsic = callee->getName().str();
+      c.intrinsic = ir_spelling(callee->getName());
       CallPosing posed;
       std::vector<std::string> types;
       std::vector<bool> immarg;
@@ -192,24 +203,24 @@ IrUses scan_ir_buffer(const std::string& bytes, const std::string& name) {
       bool gated = is_target_intrinsic_name(fname) || function.isTargetIntrinsic() ||
                    foreign_target_of(fname.str()).has_value();
       // An intrinsic cannot have its address taken: no use at all is a declaration nothing calls.
-      if (gated && function.use_empty()) declared_only.insert(fname.str());
-      else (gated ? target : generic).insert(fname.str());
+      if (gated && function.use_empty()) declared_only.insert(ir_spelling(fname));
+      else (gated ? target : generic).insert(ir_spelling(fname));
       if (gated && !function.use_empty() && fname.starts_with("llvm.amdgcn.")) {
         std::string text;
         llvm::raw_string_ostream os(text);
         os << "declare ";
         function.getReturnType()->print(os);
-        os << " @\"" << fname << "\"(";
+        os << " @\"" << ir_spelling(fname) << "\"(";
         for (unsigned i = 0; i < function.getFunctionType()->getNumParams(); ++i) {
           if (i) os << ", ";
           function.getFunctionType()->getParamType(i)->print(os);
         }
         os << ")";
-        declarations[fname.str()] = os.str();
+        declarations[ir_spelling(fname)] = os.str();
       }
     } else if (!function.isDeclaration() && (function.getCallingConv() == llvm::CallingConv::AMDGPU_KERNEL ||
                                              function.getCallingConv() == llvm::CallingConv::SPIR_KERNEL)) {
-      kernels.insert(fname.str());
+      kernels.insert(ir_spelling(fname));
     }
     if (!function.isDeclaration() && function.hasFnAttribute("target-cpu") && function.hasFnAttribute("target-features"))
       targets.emplace(function.getFnAttribute("target-cpu").getValueAsString().str(),

@@ -233,5 +233,17 @@ TEST(IsolatedIrReader, TheSameBytesAreAnsweredWithoutReadingThemAgain) {
   EXPECT_EQ(uncached.children_made(), 2u);
 }
 
+// A name in IR is bytes: a kernel named with a byte that is not UTF-8 is read and named as IR spells it, and
+// a diagnostic quoting such bytes is a refusal in words, never the reader failing.
+TEST(IsolatedIrReader, NamesThatAreNotUtf8AreReadAndSpeltAsIrSpellsThem) {
+  IsolatedIrReader reader;
+  IrUses uses = reader.read("define amdgpu_kernel void @\"small\\FFkernel\"() {\n  ret void\n}\n", "k.ll");
+  EXPECT_EQ(uses.kernels, std::vector<std::string>{"small\\FFkernel"});
+  ExitCode code = kExitOk;
+  std::string refused = refusal([&] { reader.read("define void @f() {\n  \xff\xfe nonsense\n}\n", "bad.ll"); }, &code);
+  EXPECT_EQ(code, kExitBadInput) << refused;
+  EXPECT_EQ(refused.rfind("bad.ll:2:", 0), 0u) << refused;
+}
+
 }  // namespace
 }  // namespace archdb
