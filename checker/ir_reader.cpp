@@ -376,6 +376,11 @@ class IsolatedIrReader::Pool {
     if (c) reader_.retire(std::move(c));
   }
 
+  size_t waiting() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return idle_.size();
+  }
+
   std::optional<std::string> cached(const std::string& key) {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = answers_.find(key);
@@ -393,7 +398,6 @@ class IsolatedIrReader::Pool {
     }
   }
 
-  std::atomic<size_t> made{0};
 
  private:
   void lost() {
@@ -452,7 +456,8 @@ IsolatedIrReader::IsolatedIrReader(IrReadLimits limits) : limits_(limits) {
 
 IsolatedIrReader::~IsolatedIrReader() { pool_.reset(); }
 
-size_t IsolatedIrReader::children_made() const { return pool_->made.load(); }
+size_t IsolatedIrReader::children_made() const { return made_.load(); }
+size_t IsolatedIrReader::children_waiting() const { return pool_->waiting(); }
 
 std::unique_ptr<IsolatedIrReader::Child> IsolatedIrReader::spawn() const {
   int pair[2];
@@ -465,7 +470,7 @@ std::unique_ptr<IsolatedIrReader::Child> IsolatedIrReader::spawn() const {
   ::fcntl(mine.get(), F_SETFL, ::fcntl(mine.get(), F_GETFL) | O_NONBLOCK);
   c->socket = mine.release();
   c->err = err.release();
-  ++pool_->made;
+  ++made_;
   return c;
 }
 

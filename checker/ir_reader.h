@@ -17,6 +17,7 @@
 // never instead of the isolation.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -54,8 +55,9 @@ class IsolatedIrReader {
   IrUses read_file(const std::string& path) const;
 
   const IrReadLimits& limits() const { return limits_; }
-  // Children made so far (warm or not): a benchmark's and a test's view of the reuse.
+  // Children made so far (warm or not), and those warm and waiting now: a benchmark's and a test's view.
   size_t children_made() const;
+  size_t children_waiting() const;
 
  private:
   struct Child;
@@ -66,6 +68,7 @@ class IsolatedIrReader {
 
   IrReadLimits limits_;
   std::unique_ptr<Zygote> zygote_;
+  mutable std::atomic<size_t> made_{0};  // the pool's thread counts here too, while pool_ is being made or unmade
   std::unique_ptr<Pool> pool_;
 };
 
