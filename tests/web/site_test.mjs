@@ -11,33 +11,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { createServer } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, extname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { extname, join, normalize } from 'node:path';
+import { browserTest } from './browser.mjs';
 
-if (process.env.ARCHDB_BROWSER_TESTS === '0') {
-  console.log('SKIPPED: browser tests are off (ARCHDB_BROWSER_TESTS=0)');
-  process.exit(77);
-}
-
-const here = dirname(fileURLToPath(import.meta.url));
-const binary = process.env.ARCHDB_BINARY;
-const chromiumPath = process.env.ARCHDB_CHROMIUM || '/usr/bin/chromium';
-function fatal(message) {
-  console.error(`site_test: ${message}`);
-  process.exit(1);
-}
-if (!binary || !existsSync(binary)) fatal(`ARCHDB_BINARY does not name the archdb binary (${binary})`);
-if (!existsSync(chromiumPath)) fatal(`${chromiumPath} is missing: install Debian's chromium (tools/install-deps --web)`);
-let chromium;
-try {
-  ({ chromium } = createRequire(join(here, 'package.json'))('playwright-core'));
-} catch (e) {
-  fatal(`playwright-core is not installed in ${here}/node_modules (tools/install-deps --web): ${e.message}`);
-}
+const { binary, chromiumPath, chromium } = browserTest('site_test');
 
 const KEY = 'mfma.f32.4x4x4bf16.1k';
 let work, db, siteDir, server, base, browser, page;
