@@ -313,6 +313,15 @@ IrUses decode_ir_reply(const std::string& reply, const std::string& name) {
   return uses;
 }
 
+namespace {
+// A reading stopped at the wall-clock deadline: the machine's load may have had as much to do with it as the
+// input, so it is not kept as the input's answer (a crash or a CPU budget is).
+class ReadingStopped : public Error {
+ public:
+  explicit ReadingStopped(const std::string& message) : Error(kExitBadInput, message) {}
+};
+}  // namespace
+
 // One reader child as the parent holds it: its socket, its stderr file, how many readings it has done.
 struct IsolatedIrReader::Child {
   pid_t pid = -1;
@@ -397,7 +406,6 @@ class IsolatedIrReader::Pool {
       order_.pop_front();
     }
   }
-
 
  private:
   void lost() {
@@ -535,7 +543,7 @@ std::string IsolatedIrReader::exchange(Child& c, const std::string& request, con
   c.pid = -1;
   const std::string said = stderr_tail(c.err, err_at);
   if (stopped)
-    throw input_error(name + ": LLVM took more than " + seconds_text(limits_.wall_seconds) + " s reading it; stopped");
+    throw ReadingStopped(name + ": LLVM took more than " + seconds_text(limits_.wall_seconds) + " s reading it; stopped");
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     if (sig == SIGXCPU)
@@ -566,6 +574,9 @@ IrUses IsolatedIrReader::read(const std::string& bytes, const std::string& name)
   std::string reply;
   try {
     reply = exchange(*c, request, name);
+  } catch (const ReadingStopped&) {
+    pool_->discard(std::move(c));
+    throw;
   } catch (const Error& e) {
     // A child that failed a reading is gone (exchange reaped it); a refusal of this input is kept as its answer.
     if (e.code() == kExitBadInput) pool_->keep(key, encode_ir_reply_error(e.what()));
