@@ -238,6 +238,7 @@ Census parse_census(const std::string& text, const std::string& label) {
     size_t nl = text.find('\n', pos);
     ++lineno;
     if (nl == std::string::npos) throw fail("last line is not terminated by a newline");
+    if (nl - pos > kMaxLineBytes) throw fail(line_too_long(nl - pos));
     std::string line = text.substr(pos, nl - pos);
     pos = nl + 1;
     if (lineno == 1) {

@@ -54,6 +54,7 @@ Column parse_column(const std::string& column_json, const std::string& cells_jso
     ++lineno;
     std::string where = cl + ":" + std::to_string(lineno) + ": ";
     if (nl == std::string::npos) throw input_error(where + "last line is not terminated by a newline");
+    if (nl - pos > kMaxLineBytes) throw input_error(where + line_too_long(nl - pos));
     std::string line = cells_jsonl.substr(pos, nl - pos);
     pos = nl + 1;
     Cell cell;

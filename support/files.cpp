@@ -20,6 +20,11 @@
 namespace archdb {
 namespace fs = std::filesystem;
 
+std::string line_too_long(size_t bytes) {
+  return "a line of " + std::to_string(bytes) + " bytes; archdb reads lines of at most " +
+         std::to_string(kMaxLineBytes >> 20) + " MiB";
+}
+
 std::string read_file(const fs::path& path) {
   // A directory opens and "reads" as empty through a stream; a FIFO or device may block or never end. Only
   // a regular file is a file to read here.
@@ -38,11 +43,20 @@ std::string read_file(const fs::path& path) {
                        : "not a file";
     throw input_error(path.string() + ": cannot read: " + what + ", not a regular file");
   }
+  auto too_large = [&](size_t bytes) {
+    ::close(fd);
+    return input_error(path.string() + ": " + std::to_string(bytes) + " bytes; archdb reads files of at most " +
+                       std::to_string(kMaxFileBytes >> 20) + " MiB");
+  };
+  if (static_cast<size_t>(st.st_size) > kMaxFileBytes) throw too_large(static_cast<size_t>(st.st_size));
   std::string out;
   out.resize(static_cast<size_t>(st.st_size));
   size_t got = 0;
   for (;;) {
-    if (got == out.size()) out.resize(out.size() + 65536);  // the file may have grown since fstat
+    if (got == out.size()) {  // the file may have grown since fstat
+      if (got >= kMaxFileBytes) throw too_large(got);
+      out.resize(out.size() + 65536);
+    }
     ssize_t n = ::read(fd, out.data() + got, out.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {

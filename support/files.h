@@ -9,7 +9,16 @@
 
 namespace archdb {
 
-// Throws input_error naming the path when it cannot be read or is not a regular file (a directory, a pipe).
+// The most archdb reads of one file, and of one line of a line-oriented data file (cells.jsonl, census.txt,
+// frontend.txt). Nothing archdb writes comes near either (the largest committed file is 5 MB, its longest line
+// 21 KB); a file or line past them is refused in one line rather than read into memory.
+constexpr size_t kMaxFileBytes = size_t{512} << 20;
+constexpr size_t kMaxLineBytes = size_t{1} << 20;
+// "a line of N bytes; archdb reads lines of at most 1 MiB" — the one wording, after a reader's "FILE:LINE: ".
+std::string line_too_long(size_t bytes);
+
+// Throws input_error naming the path when it cannot be read, is not a regular file (a directory, a pipe) or is
+// larger than kMaxFileBytes.
 std::string read_file(const std::filesystem::path& path);
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 // The same without the fsyncs, for outputs a build may lose to a crash and make again (a build gate's answers):

@@ -2,7 +2,11 @@
 // and every kind of corruption refused with file and line.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "db/census.h"
 #include "db/column_files.h"
+#include "support/files.h"
 #include "support/error.h"
 #include "support/json_depth.h"
 #include "test_support.h"
@@ -81,6 +85,36 @@ TEST(ColumnFiles, CorruptCellsAreRefusedWithFileAndLine) {
             std::string::npos);
   EXPECT_NE(error_of(cj, cl.substr(0, cl.size() - 1)).find("not terminated by a newline"), std::string::npos);
   EXPECT_NE(error_of(cj, cl.substr(0, second)).find("counts and keys disagree"), std::string::npos);
+}
+
+// A file or a line no archdb writes the like of is refused in one line, not read into memory: the committed data
+// files (the census and front end too) and every file archdb reads.
+TEST(ColumnFiles, FilesAndLinesPastTheirLimitsAreRefusedInOneLine) {
+  Column c = sample();
+  std::string cj = render_column_json(c), cl = render_cells_jsonl(c);
+  std::string huge = "{\"key\":\"" + std::string(kMaxLineBytes, 'x') + "\"}\n";
+  EXPECT_EQ(error_of(cj, cl + huge), "data/llvm22/cells.jsonl:5: " + line_too_long(huge.size() - 1));
+  EXPECT_EQ(line_too_long(2000000), "a line of 2000000 bytes; archdb reads lines of at most 1 MiB");
+  std::string census = test::read(test::source_dir() / "data" / "llvm22" / "census.txt");
+  size_t third = census.find('\n', census.find('\n') + 1) + 1;
+  try {
+    parse_census(census.substr(0, third) + "# " + std::string(kMaxLineBytes, 'y') + "\n", "census.txt");
+    ADD_FAILURE() << "an overlong census line was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "census.txt:3: " + line_too_long(kMaxLineBytes + 2));
+  }
+  test::TempDir dir;
+  const auto big = dir / "big.txt";
+  { std::ofstream touch(big); }
+  std::filesystem::resize_file(big, kMaxFileBytes + 1);  // sparse: no disk spent
+  try {
+    read_file(big);
+    ADD_FAILURE() << "a file past the limit was read";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), kExitBadInput);
+    EXPECT_EQ(std::string(e.what()), big.string() + ": " + std::to_string(kMaxFileBytes + 1) +
+                                         " bytes; archdb reads files of at most 512 MiB");
+  }
 }
 
 TEST(ColumnFiles, ProvenanceMustMatchTheFolder) {
