@@ -47,15 +47,15 @@ std::string user_cache_dir() {
   return "/tmp/archdb-cache";
 }
 
-// The prefix's database folder when this user can write there (made on first use); a prefix this user cannot
-// write (a system install run by someone else) leaves the database to the user's cache.
+// The prefix's database folder when this user can write there (it, or the folder it would be made in); a prefix
+// this user cannot write (a system install run by someone else) leaves the database to the user's cache. Nothing
+// is made here: a command that opens the default database makes its folder (open_store), one given --db does not.
 std::string installed_db_dir(const std::filesystem::path& under_prefix) {
   std::error_code ec;
-  std::filesystem::create_directories(under_prefix, ec);
-  if (!ec && ::access(under_prefix.c_str(), W_OK) == 0) return under_prefix.string();
-  std::string cache = user_cache_dir();
-  std::filesystem::create_directories(cache, ec);  // opening the store reports a failure with the path
-  return cache;
+  std::filesystem::path existing = under_prefix;
+  while (!existing.empty() && !std::filesystem::exists(existing, ec)) existing = existing.parent_path();
+  if (!existing.empty() && ::access(existing.c_str(), W_OK) == 0) return under_prefix.string();
+  return user_cache_dir();
 }
 }  // namespace
 
@@ -64,6 +64,7 @@ Context Context::with_defaults() {
   const std::optional<Installed> installed = installed_layout();
   const std::string source = installed ? installed->share.string() : ARCHDB_SOURCE_DIR;
   const std::string db_dir = installed ? installed_db_dir(installed->db_dir) : ARCHDB_BINARY_DIR;
+  if (installed) c.default_db = db_dir + "/archdb.sqlite";
   c.db = env_or("ARCHDB_DB", db_dir + "/archdb.sqlite");
   c.data = env_or("ARCHDB_DATA", source + "/data");
   c.catalog = source + "/schema/catalog.txt";
@@ -76,6 +77,10 @@ Catalog Context::load_catalog() const { return archdb::load_catalog(catalog); }
 TargetList Context::load_targets() const { return archdb::load_targets(targets_file); }
 
 std::unique_ptr<Store> Context::open_store(const std::string& except) const {
+  if (!default_db.empty() && db == default_db) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(db).parent_path(), ec);  // opening reports a failure
+  }
   auto store = Store::open(db);
   SyncLock lock(db);
   store->mark_interrupted_runs();

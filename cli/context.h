@@ -22,6 +22,7 @@ struct Context {
   std::string catalog;       // --catalog; default: <checkout>/schema/catalog.txt
   std::string targets_file;  // --targets-file; default: <checkout>/schema/targets.txt
   std::string web;           // serve --web; default: <checkout>/service/web
+  std::string default_db;    // an installed archdb's own database (its folder is made when it is opened)
 
   static Context with_defaults();
   Catalog load_catalog() const;

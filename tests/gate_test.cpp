@@ -496,9 +496,11 @@ TEST(Gate, InstalledPackageGatesAnotherProject) {
   EXPECT_NE(test::read(dir / "q.json").find("\"ok\""), std::string::npos) << test::read(dir / "q.json");
   EXPECT_TRUE(fs::is_regular_file(prefix / "var" / "cache" / "archdb" / "archdb.sqlite"));
   EXPECT_FALSE(fs::exists(dir / "home" / ".cache"));
+  fs::remove_all(prefix / "var");
   ASSERT_EQ(run(env + "ARCHDB_DB=" + (dir / "own.sqlite").string() + " " + query + " >/dev/null 2>&1"), 0);
   EXPECT_TRUE(fs::is_regular_file(dir / "own.sqlite"));
   EXPECT_FALSE(fs::exists(dir / "home" / ".cache"));
+  EXPECT_FALSE(fs::exists(prefix / "var")) << "another database named: nothing is made under the prefix";
 }
 
 // A target with features is decided with them and compiled with them: a wave64 gfx1100 has the WMMA key (in its
