@@ -209,19 +209,9 @@ std::string index_inputs(const Catalog& catalog, sqlite3* db) {
   return digest_hex(text);
 }
 
-std::string joined(const std::vector<std::string>& list) {
-  std::string out;
-  for (const auto& s : list) out += (out.empty() ? "" : ",") + s;
-  return out;
-}
-
-std::vector<std::string> split_on(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  if (text.empty()) return out;
-  size_t at = 0;
-  for (size_t next; (next = text.find(sep, at)) != std::string::npos; at = next + 1) out.push_back(text.substr(at, next - at));
-  out.push_back(text.substr(at));
-  return out;
+// A list field of a kept entry: empty for none (split() would give one empty name).
+std::vector<std::string> list_field(const std::string& text) {
+  return text.empty() ? std::vector<std::string>{} : split(text, ',');
 }
 
 }  // namespace
@@ -234,26 +224,29 @@ NameIndex NameIndex::load_or_build(const Catalog& catalog, const Store& store) {
     q.bind(1, inputs);
     if (q.step()) {
       NameIndex index;
-      for (const std::string& line : split_on(q.text(0), '\n')) {
-        std::vector<std::string> f = split_on(line, '\t');
-        if (f.size() != 5) break;  // not as this archdb writes it: build it again
+      bool ours = true;  // every line as this archdb writes it (the text ends with a newline: one empty piece)
+      const std::vector<std::string> lines = split(q.text(0), '\n');
+      for (size_t i = 0; i + 1 < lines.size() && ours; ++i) {
+        std::vector<std::string> f = split(lines[i], '\t');
+        ours = f.size() == 5 && f[0].size() == 1 && f[0][0] >= '0' && f[0][0] <= '3';
+        if (!ours) break;  // not as this archdb writes it: build it again
         NameEntry e;
-        e.kind = static_cast<NameKind>(std::stoi(f[0]));
+        e.kind = static_cast<NameKind>(f[0][0] - '0');
         e.name = f[1];
-        e.flavors = split_on(f[2], ',');
-        e.means = split_on(f[3], ',');
-        e.instantiations = split_on(f[4], ',');
+        e.flavors = list_field(f[2]);
+        e.means = list_field(f[3]);
+        e.instantiations = list_field(f[4]);
         index.normalized_.push_back(normalize_name(e.name));
         index.entries_.push_back(std::move(e));
       }
-      if (!index.entries_.empty()) return index;
+      if (ours && lines.back().empty() && !index.entries_.empty()) return index;
     }
   }
   NameIndex index = build(catalog, store);
   std::string entries;
   for (const NameEntry& e : index.entries_)
-    entries += std::to_string(static_cast<int>(e.kind)) + "\t" + e.name + "\t" + joined(e.flavors) + "\t" +
-               joined(e.means) + "\t" + joined(e.instantiations) + "\n";
+    entries += std::to_string(static_cast<int>(e.kind)) + "\t" + e.name + "\t" + join(e.flavors, ",") + "\t" +
+               join(e.means, ",") + "\t" + join(e.instantiations, ",") + "\n";
   try {
     Stmt put(db, "INSERT OR REPLACE INTO name_index (id, inputs, entries) VALUES (1, ?, ?)");
     put.bind(1, inputs);

@@ -150,9 +150,13 @@ TEST_F(Search, TheIndexKeptInTheDatabaseIsTheIndexBuiltAndFollowsItsInputs) {
   sqlite3_exec(store->handle(), "UPDATE name_index SET entries = replace(entries, 'permlane64', 'kept')", nullptr, nullptr, nullptr);
   sqlite3_exec(store->handle(), "DELETE FROM cell WHERE flavor = 'llvm19' AND decl_key = 'amdgcn.permlane64'", nullptr, nullptr, nullptr);
   EXPECT_TRUE(NameIndex::load_or_build(catalog, *store).search("kept", 5).empty());
-  // A row that is not as archdb writes it is built again.
+  // A row that is not as archdb writes it, wholly or from a line on, is built again.
   sqlite3_exec(store->handle(), "UPDATE name_index SET entries = 'garbage'", nullptr, nullptr, nullptr);
   EXPECT_FALSE(NameIndex::load_or_build(catalog, *store).search("permlane64", 5).empty());
+  sqlite3_exec(store->handle(), "UPDATE name_index SET entries = substr(entries, 1, 200) || 'x\ty\t\t\t\n'",
+               nullptr, nullptr, nullptr);
+  EXPECT_TRUE(same(NameIndex::load_or_build(catalog, *store), NameIndex::build(catalog, *store)))
+      << "a kept row garbled part-way is not half read";
 }
 
 }  // namespace
