@@ -93,6 +93,11 @@ size_t mapped_bytes() {
   return 0;
 }
 
+// The one wording of a reading past the memory limit, whether the child saw its allocation fail or died of it.
+std::string memory_refusal(const std::string& name, const IrReadLimits& limits) {
+  return name + ": reading it needed more memory than the limit (" + std::to_string(limits.memory_bytes >> 20) + " MiB)";
+}
+
 // What a reader child reads before its first request, so that its first real reading finds LLVM's tables set up
 // and the pages reading touches already in its memory.
 const char* const kWarmUpKernel =
@@ -142,8 +147,7 @@ void serve_in_child(int in_fd, int out_fd, const IrReadLimits& limits) {
     } catch (const Error& e) {
       reply = encode_ir_reply_error(e.what());
     } catch (const std::bad_alloc&) {
-      reply = encode_ir_reply_error(name + ": reading it needed more memory than the limit (" +
-                                    std::to_string(limits.memory_bytes >> 20) + " MiB)");
+      reply = encode_ir_reply_error(memory_refusal(name, limits));
     }
     ::timer_settime(budget, 0, &disarmed, nullptr);
     std::string frame = encode_frame(reply);
@@ -498,7 +502,7 @@ std::string IsolatedIrReader::exchange(Child& c, const std::string& request, con
   const std::string out = encode_frame(request);
   size_t sent = 0;
   std::string reply;
-  bool stopped = false, ended = false;
+  bool stopped = false, ended = false, garbled = false;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limits_.wall_seconds);
   while (!ended) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -523,10 +527,7 @@ std::string IsolatedIrReader::exchange(Child& c, const std::string& request, con
         try {
           whole = decode_frame(c.pending, reply);
         } catch (const Error&) {  // not a frame of ours: the child is not to be trusted again
-          ::kill(c.pid, SIGKILL);
-          zygote_->reap(c.pid);
-          c.pid = -1;
-          throw internal_error(name + ": the IR reader's reply is not one of ours");
+          garbled = ended = true;
         }
         if (whole) {
           ++c.readings;
@@ -541,6 +542,7 @@ std::string IsolatedIrReader::exchange(Child& c, const std::string& request, con
   ::kill(c.pid, SIGKILL);
   int status = zygote_->reap(c.pid);
   c.pid = -1;
+  if (garbled) throw internal_error(name + ": the IR reader's reply is not one of ours");
   const std::string said = stderr_tail(c.err, err_at);
   if (stopped)
     throw ReadingStopped(name + ": LLVM took more than " + seconds_text(limits_.wall_seconds) + " s reading it; stopped");
@@ -549,15 +551,11 @@ std::string IsolatedIrReader::exchange(Child& c, const std::string& request, con
     if (sig == SIGXCPU)
       throw input_error(name + ": reading it used more than its CPU budget (" + std::to_string(limits_.cpu_ms) +
                         " ms); stopped");
-    if (ran_out_of_memory(said))
-      throw input_error(name + ": reading it needed more memory than the limit (" +
-                        std::to_string(limits_.memory_bytes >> 20) + " MiB)");
+    if (ran_out_of_memory(said)) throw input_error(memory_refusal(name, limits_));
     throw input_error(name + ": LLVM crashed reading it (" + signal_name(sig) + ")" +
                       (said.empty() ? "" : ": " + last_line(said)));
   }
-  if (ran_out_of_memory(said))
-    throw input_error(name + ": reading it needed more memory than the limit (" +
-                      std::to_string(limits_.memory_bytes >> 20) + " MiB)");
+  if (ran_out_of_memory(said)) throw input_error(memory_refusal(name, limits_));
   throw input_error(name + ": LLVM failed reading it (exit " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
                     ")" + (said.empty() ? "" : ": " + last_line(said)));
 }
