@@ -71,15 +71,15 @@ int query(const Context& ctx, const QueryArgs& asked) {
   if (name.census && query_census(ctx, *store, *name.census, args.flavors, args.targets, args.json)) return kExitOk;
   args.key = name.key;
   const std::string resolved = name.census ? "" : name.how;  // how another spelling led to the key
+  KeyCells kc = gather_key_cells(ctx, *store, args.key, args.flavors, {});
   if (!args.targets.empty()) {
     // A processor the key's columns do not hold but a census does: the census answers the key's instantiation.
-    KeyCells all = gather_key_cells(ctx, *store, args.key, args.flavors, {});
     std::vector<std::string> in_columns, others;
     for (const auto& t : args.targets)
-      (std::find(all.targets.begin(), all.targets.end(), t) != all.targets.end() ? in_columns : others).push_back(t);
-    if (!others.empty()) return query_census_processors(ctx, *store, all, asked.key, args, in_columns, others);
+      (std::find(kc.targets.begin(), kc.targets.end(), t) != kc.targets.end() ? in_columns : others).push_back(t);
+    if (!others.empty()) return query_census_processors(ctx, *store, kc, asked.key, args, in_columns, others);
+    kc.targets = args.targets;  // the targets asked, in the order asked
   }
-  KeyCells kc = gather_key_cells(ctx, *store, args.key, args.flavors, args.targets);
   const auto& flavors = kc.flavors;
   const auto& order = kc.targets;
 

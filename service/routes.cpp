@@ -542,6 +542,15 @@ static std::string key_for(const Snapshot& snap, const Schema& schema, const std
   return r->name;
 }
 
+// A census's answer for an intrinsic on one processor (intrinsic_answers): the cell, the instantiation that
+// decided it, and that the census gave it.
+static json census_answer_json(const FlavorData& f, const Cell& answer) {
+  json j = cell_json(f, answer);
+  j["instantiation"] = answer.key;
+  j["source"] = "census";
+  return j;
+}
+
 // The rows of `full` in one flavor's census (an intrinsic's instantiations, or one instantiation by its own
 // name) with their cells on `targets` (every processor of the census where empty), cells sorted by (key,
 // target) as the store gives them. No instantiations: the census did not measure it (or there is no census).
@@ -588,9 +597,7 @@ Reply Api::cell(const Request& r, const std::string& flavor, const std::string& 
       CensusOfIntrinsic rows = census_rows(f, *inst, {target});
       std::map<std::string, Cell> weighed = intrinsic_answers(rows.instantiations, rows.cells);
       if (auto answer = weighed.find(target); answer != weighed.end()) {
-        json j = cell_json(f, answer->second);
-        j["instantiation"] = answer->second.key;
-        j["source"] = "census";
+        json j = census_answer_json(f, answer->second);
         j["asked"] = {{"key", key}, {"target", target}};
         j["note"] = target + " is not a target of " + flavor + "'s column: its census answers " + *inst +
                     ", the intrinsic " + key + " poses, as the census poses it";
@@ -627,10 +634,7 @@ Reply Api::intrinsic(const Request& r, const std::string& flavor, const std::str
   for (const std::string& target : targets) {
     auto answer = weighed.find(target);
     if (answer == weighed.end()) continue;
-    json a = cell_json(f, answer->second);
-    a["instantiation"] = answer->second.key;
-    a["source"] = "census";
-    answers[target] = a;
+    answers[target] = census_answer_json(f, answer->second);
   }
   json keys = json::array();
   for (const CensusInstantiation& inst : rows.instantiations) keys.push_back(inst.key);
